@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * pevt: perf_events proposals as an out-of-tree module.
+ *
+ * This header is the only contract between pevt.ko and userspace.  Where
+ * pevt behaves like perf_event_open(2) it uses perf's own types and numbers:
+ * struct perf_event_attr, PERF_RECORD_*, PERF_EVENT_IOC_*, and
+ * struct perf_event_mmap_page, so that one reader serves both.
+ */
+#ifndef _UAPI_LINUX_PEVT_H
+#define _UAPI_LINUX_PEVT_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+#include <linux/perf_event.h>
+
+#define PEVT_DEVICE_PATH	"/dev/pevt"
+#define PEVT_IOC_MAGIC		0xB7
+
+/*
+ * struct pevt_open - argument of PEVT_IOC_OPEN.
+ *
+ * Versioned by size like perf_event_attr: userspace sets @size to
+ * sizeof(struct pevt_open) as it knows it.  The kernel accepts any size
+ * >= PEVT_OPEN_SIZE_VER0; bytes beyond what it knows must be zero
+ * (else -E2BIG).  Reserved fields and unknown @flags bits must be zero
+ * (else -EINVAL).
+ *
+ * On success the ioctl returns a new file descriptor that behaves like a
+ * perf event fd: read() honours attr.read_format, PERF_EVENT_IOC_ENABLE,
+ * _DISABLE, _RESET, _ID, _SET_OUTPUT, _PAUSE_OUTPUT work, mmap() maps a
+ * struct perf_event_mmap_page plus 2^n data pages, poll() signals data.
+ */
+struct pevt_open {
+	__u32	size;		/* sizeof(struct pevt_open) */
+	__u32	flags;		/* PEVT_OPEN_* */
+	__u64	attr;		/* user pointer to struct perf_event_attr */
+	__s32	pid;		/* 0: caller, >0: that task, -1: any task (per CPU) */
+	__s32	cpu;		/* -1: any CPU (per task), >=0: that CPU */
+	__s32	group_fd;	/* pevt event fd of the group leader, or -1 */
+	__u32	__reserved_0;	/* must be 0 */
+	__u64	__reserved_1[4];/* must be 0 */
+};
+
+#define PEVT_OPEN_SIZE_VER0	64	/* first published */
+
+#define PEVT_OPEN_FD_CLOEXEC	(1U << 0)	/* O_CLOEXEC on the new fd */
+#define PEVT_OPEN_FLAGS_ALL	(PEVT_OPEN_FD_CLOEXEC)
+
+#define PEVT_IOC_OPEN		_IOW(PEVT_IOC_MAGIC, 0x01, struct pevt_open)
+
+/*
+ * PEVT_SAMPLE_SIZE_AT_END - a perf_event_attr.sample_type bit perf does not
+ * define.  Every record written into a buffer whose events set it (samples
+ * and non-sample records alike) ends with a __u64 equal to its
+ * header.size.  Records stay 8-byte aligned.  A reader of a paused
+ * overwrite-mode buffer can therefore start at data_head and walk backward:
+ * the __u64 just below a record's end gives the offset of its start.
+ * All events writing into one buffer must agree on this bit.
+ */
+#define PEVT_SAMPLE_SIZE_AT_END	(1ULL << 63)
+
+#endif /* _UAPI_LINUX_PEVT_H */
