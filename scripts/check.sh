@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: host tests, then the VM suite on every test kernel, then the
+# runner's own self-tests (planted bugs must fail a run).  Ends with one
+# line "N passed, N failed, N skipped".
+#
+#   scripts/check.sh [--host-only] [--kernels "6.1 6.12 debug"]
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+. "$top/scripts/kernels.sh"
+
+host_only=0
+kernels=${PEVT_KERNELS:-$TEST_KERNELS}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--host-only) host_only=1 ;;
+	--kernels) kernels=$2; shift ;;
+	*) die "usage: $0 [--host-only] [--kernels LIST]" ;;
+	esac
+	shift
+done
+
+"$top/scripts/deps.sh" || die "scripts/deps.sh failed"
+make -s -C "$top" user tests || die "build failed"
+
+pass=0 fail=0 skip=0 t0=$(date +%s)
+declare -a timings
+add() { pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3)); }
+step_time() { timings+=("$(printf '%-28s %5ss' "$1" $(( $(date +%s) - $2 )))"); }
+
+# Host tests: kselftest TAP, one binary per feature.
+s=$(date +%s)
+for t in "$top"/build/tests/host/*; do
+	[ -x "$t" ] || continue
+	n=${t##*/}
+	out=$("$t" 2>&1); rc=$?
+	echo "$out" | grep -aE '^(not ok|ok .*# SKIP)' | sed "s|^|host/$n: |"
+	p=$(echo "$out" | grep -acE '^ok [0-9]+ ' ); p=$((p - $(echo "$out" | grep -acE '^ok .*# SKIP')))
+	f=$(echo "$out" | grep -acE '^not ok [0-9]+ ')
+	k=$(echo "$out" | grep -acE '^ok .*# SKIP')
+	if [ $rc != 0 ] && [ $rc != 4 ] && [ "$f" = 0 ]; then
+		echo "host/$n: exited with $rc"; f=1
+	fi
+	echo "host/$n: $p passed, $f failed, $k skipped"
+	add "$p" "$f" "$k"
+done
+step_time "host tests" "$s"
+
+if [ $host_only = 0 ]; then
+	for k in $kernels; do
+		s=$(date +%s)
+		if "$top/scripts/vmtest.sh" "$k"; then :; fi
+		if [ -s "$top/build/vm/$k/summary" ]; then
+			read -r p f sk < "$top/build/vm/$k/summary"
+			add "$p" "$f" "$sk"
+		else
+			echo "vm/$k: no results (set-up failed)"; add 0 1 0
+		fi
+		step_time "vm $k" "$s"
+	done
+	if [ -x "$top/scripts/test-plants.sh" ] && [ "${PEVT_SKIP_PLANTS:-0}" != 1 ]; then
+		s=$(date +%s)
+		out=$("$top/scripts/test-plants.sh" $kernels 2>&1); echo "$out" | grep -aE '^(ok|not ok) '
+		add "$(echo "$out" | grep -acE '^ok ')" "$(echo "$out" | grep -acE '^not ok ')" 0
+		step_time "runner self-tests" "$s"
+	fi
+fi
+
+echo "--- time per step"
+printf '%s\n' "${timings[@]}"
+printf '%-28s %5ss\n' total $(( $(date +%s) - t0 ))
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a test kernel under QEMU with pevt.ko and the VM selftests, run them,
+# bring results back over a second serial port.
+#
+#   scripts/vmtest.sh KERNEL [TEST...]     KERNEL: 6.1, 6.12 or debug
+#   scripts/vmtest.sh --run CMD KERNEL     run CMD in the guest instead (demo)
+#
+# Exits non-zero on any failed test, a timeout, a kernel WARNING/BUG/oops/
+# lockup/RCU stall, or a taint other than out-of-tree/unsigned module.
+# Writes build/vm/KERNEL/{console.log,results.txt,summary}; the summary is
+# "pass fail skip" for scripts/check.sh.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+. "$top/scripts/kernels.sh"
+
+run_cmd=
+if [ "${1:-}" = --run ]; then run_cmd=$2; shift 2; fi
+[ $# -ge 1 ] || die "usage: $0 [--run CMD] KERNEL [TEST...]"
+kname=$1; shift
+tests=("$@")
+VM_TIMEOUT=${VM_TIMEOUT:-1200}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+
+"$top/scripts/deps.sh" --check >/dev/null 2>&1 || "$top/scripts/deps.sh"
+kernel_resolve "$kname"
+
+out=$top/build/vm/$kname
+root=$out/root
+mkdir -p "$out"
+rm -rf "$root" "$out/console.log" "$out/results.txt" "$out/summary"
+
+log "$kname: building ($KREL)"
+make -s -C "$top" user tests >/dev/null
+make -s -C "$top" modules KREL="$KREL" KDIR="$KDIR" ${PEVT_PLANT:+PEVT_PLANT=$PEVT_PLANT} >"$out/build.log" 2>&1 ||
+	{ cat "$out/build.log" >&2; die "module build failed for $KREL"; }
+grep -E 'warning:|error:' "$out/build.log" >&2 && die "module build for $KREL is not W=1 clean"
+ko=$top/build/kmod/$KREL${PEVT_PLANT:+-plant-$PEVT_PLANT}/kmod/pevt.ko
+
+# --- initramfs --------------------------------------------------------------
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,tests,etc,root}
+cp /bin/busybox "$root/bin/busybox"
+for a in $("$root/bin/busybox" --list); do
+	[ "$a" = busybox ] && continue	# the link would replace the binary
+	ln -sf busybox "$root/bin/$a"
+done
+cp "$ko" "$root/pevt.ko"
+if [ ${#tests[@]} -eq 0 ]; then
+	cp "$top"/build/tests/vm/* "$root/tests/" 2>/dev/null || true
+else
+	for t in "${tests[@]}"; do
+		f=$(ls "$top/build/tests/vm/$t" "$top/build/tests/vm/$t.sh" 2>/dev/null | head -n1) ||
+			true
+		[ -n "$f" ] || die "no VM test named '$t' (see build/tests/vm/)"
+		cp "$f" "$root/tests/"
+	done
+fi
+[ -d "$top/build/bin" ] && cp "$top"/build/bin/* "$root/usr/bin/" 2>/dev/null || true
+
+# Debian's perf: the real binary behind the /usr/bin/perf wrapper, plus the
+# shared libraries it links, at the same paths.
+perf_bin=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -n1 || true)
+[ -z "$perf_bin" ] && file -L /usr/bin/perf 2>/dev/null | grep -q ELF && perf_bin=/usr/bin/perf
+if [ -n "$perf_bin" ]; then
+	cp "$perf_bin" "$root/usr/bin/perf"
+	for lib in $(ldd "$perf_bin" | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+fi
+echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >> "$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+
+cat > "$root/init" <<'INIT'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+export PATH=/bin:/usr/bin:/sbin:/usr/sbin PEVT_KO=/pevt.ko HOME=/root
+. /etc/pevt.env
+R=/dev/ttyS1
+say() { echo "$@" > $R; }
+say "# pevt-boot $(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+if insmod /pevt.ko; then say "ok 1 pevt-runner.insmod"; else say "not ok 1 pevt-runner.insmod"; fi
+if [ -n "$RUN_CMD" ]; then
+	cd /tmp && sh -c "$RUN_CMD" > $R 2>&1
+	say "# pevt-exit demo $?"
+else
+	for t in /tests/*; do
+		[ -e "$t" ] || continue
+		n=${t##*/}
+		say "# pevt-run $n"
+		echo "pevt-runner: running $n" > /dev/kmsg
+		( cd /tmp && timeout $TEST_TIMEOUT "$t" ) > $R 2>&1
+		say "# pevt-exit $n $?"
+	done
+fi
+lsmod | grep -q '^pevt ' || insmod /pevt.ko
+if rmmod pevt; then say "ok 2 pevt-runner.rmmod"; else say "not ok 2 pevt-runner.rmmod"; fi
+[ -x /etc/pevt-post.sh ] && . /etc/pevt-post.sh
+say "# pevt-taint $(cat /proc/sys/kernel/tainted)"
+say "# pevt-done"
+sync
+poweroff -f
+INIT
+chmod +x "$root/init"
+{
+	echo "TEST_TIMEOUT=$TEST_TIMEOUT"
+	echo "PEVT_KERNEL=$kname"; echo "export PEVT_KERNEL"
+	printf 'RUN_CMD=%q\n' "$run_cmd"
+} > "$root/etc/pevt.env"
+
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.gz"
+
+# --- boot ---------------------------------------------------------------------
+# /dev/kvm on these machines cannot boot a stock kernel (VM-NOTES.md), so TCG
+# is the default; PEVT_KVM=1 opts in where KVM is known to work.
+accel=tcg
+[ "${PEVT_KVM:-0}" = 1 ] && [ -w /dev/kvm ] && accel=kvm
+cmdline="console=ttyS0 tsc=reliable panic=-1 oops=panic softlockup_panic=1 quiet loglevel=4 ${VM_APPEND:-}"
+log "$kname: booting ($accel, $(du -h "$out/initramfs.gz" | cut -f1) initramfs)"
+start=$(date +%s)
+rc=0
+timeout --foreground "$VM_TIMEOUT" qemu-system-x86_64 -accel "$accel" -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
+	-kernel "$VMLINUZ" -initrd "$out/initramfs.gz" -append "$cmdline" \
+	-display none -monitor none -no-reboot \
+	-serial "file:$out/console.log" -serial "file:$out/results.txt" </dev/null || rc=$?
+log "$kname: VM exited rc=$rc after $(( $(date +%s) - start ))s"
+
+# --- verdict ------------------------------------------------------------------
+exec 3>"$out/verdict.txt"
+pass=0 fail=0 skip=0
+note() { echo "$*" >&3; }
+cur= cur_failed=0
+while IFS= read -r line; do
+	line=${line%$'\r'}
+	case "$line" in
+	"# pevt-run "*) cur=${line#\# pevt-run }; cur_failed=0 ;;
+	"# pevt-exit "*)
+		set -- $line; n=$3 code=$4
+		# A binary that dies without reporting its failure still fails.
+		if [ "$code" != 0 ] && [ "$code" != 4 ] && [ $cur_failed = 0 ]; then
+			fail=$((fail + 1)); note "not ok $n exited with $code"
+		fi ;;
+	"ok "*"# SKIP"*|"ok "*"# skip"*) skip=$((skip + 1)); note "$line" ;;
+	"ok "*) pass=$((pass + 1)) ;;
+	"not ok "*) fail=$((fail + 1)); cur_failed=1; note "$line" ;;
+	esac
+done < <(grep -aE '^(ok |not ok |# pevt-)' "$out/results.txt" 2>/dev/null || true)
+
+kfail() { fail=$((fail + 1)); note "not ok kernel: $*"; }
+grep -aq '^# pevt-done' "$out/results.txt" 2>/dev/null ||
+	kfail "run did not complete (timeout ${VM_TIMEOUT}s or crash, qemu rc=$rc)"
+bad='WARNING:|BUG:|Oops|general protection fault|kernel BUG at|Kernel panic|soft lockup|hard LOCKUP|rcu: INFO:|rcu_sched detected stall|blocked for more than|UBSAN:|ODEBUG:|possible circular locking|possible recursive locking|inconsistent lock state|KASAN:|kmemleak:.*new suspected'
+if grep -aEn "$bad" "$out/console.log" > "$out/kernel-problems.txt" 2>/dev/null; then
+	while IFS= read -r l; do kfail "$l"; done < "$out/kernel-problems.txt"
+fi
+taint=$(sed -n 's/^# pevt-taint //p' "$out/results.txt" | tr -d '\r' | tail -n1)
+if [ -n "$taint" ]; then
+	# O (4096): out-of-tree module, E (8192): unsigned module. Anything else
+	# (W: a warning, D: a die, L: a soft lockup ...) fails the run.
+	[ $(( taint & ~(4096 | 8192) )) = 0 ] || kfail "unexpected taint $taint"
+fi
+exec 3>&-
+echo "$pass $fail $skip" > "$out/summary"
+cat "$out/verdict.txt" >&2
+log "$kname: $pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
