@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Shared by the pevt subcommands (bpftool main.h style). */
+#ifndef PEVT_MAIN_H
+#define PEVT_MAIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const char *bin_name;
+extern bool json_output;
+
+#define NEXT_ARG()	({ argc--; argv++; if (argc < 0) usage(); })
+#define NEXT_ARGP()	({ (*argc)--; (*argv)++; if (*argc < 0) usage(); })
+#define REQ_ARGS(cnt)							\
+	({								\
+		int _cnt = (cnt);					\
+		bool _res;						\
+		if (argc < _cnt) {					\
+			p_err("'%s' needs at least %d arguments, %d found", \
+			      argv[-1], _cnt, argc);			\
+			_res = false;					\
+		} else {						\
+			_res = true;					\
+		}							\
+		_res;							\
+	})
+
+struct cmd {
+	const char *cmd;
+	int (*func)(int argc, char **argv);
+	const char *help;
+};
+
+void __attribute__((format(printf, 1, 2))) p_err(const char *fmt, ...);
+void __attribute__((format(printf, 1, 2))) p_info(const char *fmt, ...);
+void __attribute__((noreturn)) usage(void);
+int cmd_select(const struct cmd *cmds, int argc, char **argv,
+	       int (*help)(int argc, char **argv));
+bool is_prefix(const char *pfx, const char *str);
+
+int do_bench(int argc, char **argv);
+
+#endif
