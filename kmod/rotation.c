@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Rotation-id planner: see rotation.h for the contract and
+ * Documentation/rotation.md for the algorithm and its figures.
+ *
+ * Outline of rot_plan():
+ *   1. classify: software -> ALWAYS_ON; pinned, in order, matched onto an
+ *      empty PMU -> PINNED or ERROR; flexible that cannot be matched next
+ *      to the pinned set -> ALWAYS_OFF; the rest "rotate".
+ *   2. pack the rotating groups into rotations: first-fit decreasing, each
+ *      rotation starting from the pinned matching, each fit an exact
+ *      bipartite matching (augmenting paths, members -> counters).
+ *   3. lower bound on R (Hall-type counting per counter set, plus a greedy
+ *      clique of pairwise conflicting groups); if FFD is above it and the
+ *      case is small, an exact branch-and-bound search with a step budget.
+ *   4. backfill: every rotation takes, in (fewest rotations so far,
+ *      creation order) order, every group of other rotations that still
+ *      fits.  Nothing is ever removed, so no share drops below 1/R.
+ *
+ * Everything is integer, allocation-free (one caller workspace) and bounded
+ * by the input size and ROT_EXACT_BUDGET; ties are broken by group index so
+ * the output depends on nothing but the input.
+ */
+#include "rotation.h"
+
+#define ROT_EXACT_MAX_GROUPS	16	/* exact search only for this few */
+#define ROT_EXACT_BUDGET	20000	/* search nodes per plan */
+#define ROT_CLIQUE_MAX		64	/* groups tried for the clique bound */
+#define ROT_HALL_SETS		128	/* counter sets tried for the Hall bound */
+
+struct rot_ctx {
+	const struct rot_input *in;
+	struct rot_plan *plan;
+	u64 full;			/* mask of existing counters */
+	u32 n;				/* counters */
+	u32 nr_pinned_members;		/* counters the pinned set holds */
+	u32 nr_flex;			/* rotating flexible groups */
+	u32 min_size;			/* smallest rotating group */
+	u16 *order;			/* [nr_flex] rotating groups, FFD order */
+	u32 *key;			/* [nr_groups] FFD sort key */
+	u32 *used;			/* [R max] counters owned per rotation */
+	struct rot_slot *base;		/* [n] the pinned matching */
+	struct rot_slot *snap;		/* [EXACT_MAX * n] search undo log */
+	u64 *sets;			/* [ROT_HALL_SETS] Hall counter sets */
+	u32 budget;			/* exact search nodes left */
+	u16 pick[ROT_EXACT_MAX_GROUPS];	/* rotation per depth */
+	u32 suffix[ROT_EXACT_MAX_GROUPS + 1]; /* members still to place */
+};
+
+static u32 rot_popcount(u64 x)
+{
+	/* no __builtin_popcountll: it may become a libgcc call in the kernel */
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+static u32 rot_ctz(u64 x)
+{
+	return (u32)__builtin_ctzll(x);
+}
+
+static size_t rot_align(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+static u64 rot_mask(const struct rot_ctx *rc, u32 g, u32 m)
+{
+	return rc->in->groups[g].masks[m] & rc->full;
+}
+
+static u32 rot_size(const struct rot_ctx *rc, u32 g)
+{
+	return rc->in->groups[g].nr_members;
+}
+
+static struct rot_slot *rot_bin(const struct rot_ctx *rc, u32 r)
+{
+	return rc->plan->slots + (size_t)r * rc->n;
+}
+
+static void rot_clear_slots(struct rot_slot *s, u32 n)
+{
+	u32 c;
+
+	for (c = 0; c < n; c++) {
+		s[c].group = ROT_SLOT_FREE;
+		s[c].member = 0;
+		s[c].pad = 0;
+	}
+}
+
+/*
+ * Give member @m of group @g a counter in @s, moving already placed members
+ * along a shortest augmenting path if needed (BFS over counters: counter d
+ * is reachable from counter c if the owner of c may also use d).  Returns
+ * false, with @s untouched, if no augmenting path exists.
+ */
+static bool rot_augment(const struct rot_ctx *rc, struct rot_slot *s, u32 g,
+			u32 m)
+{
+	s8 prev[ROT_MAX_COUNTERS];
+	u8 queue[ROT_MAX_COUNTERS];
+	u32 head = 0, tail = 0;
+	u64 seen, next;
+	int c, p;
+
+	seen = rot_mask(rc, g, m);
+	for (next = seen; next; next &= next - 1) {
+		c = rot_ctz(next);
+		prev[c] = -1;
+		queue[tail++] = c;
+	}
+	while (head < tail) {
+		c = queue[head++];
+		if (s[c].group == ROT_SLOT_FREE)
+			goto found;
+		next = rot_mask(rc, s[c].group, s[c].member) & ~seen;
+		seen |= next;
+		for (; next; next &= next - 1) {
+			int d = rot_ctz(next);
+
+			prev[d] = c;
+			queue[tail++] = d;
+		}
+	}
+	return false;
+
+found:
+	/* shift every owner on the path one step towards the free end */
+	for (p = prev[c]; p >= 0; c = p, p = prev[c])
+		s[c] = s[p];
+	s[c].group = g;
+	s[c].member = m;
+	s[c].pad = 0;
+	return true;
+}
+
+/* All members of @g into @s, or nothing (and false). */
+static bool rot_try_add(const struct rot_ctx *rc, struct rot_slot *s, u32 g)
+{
+	struct rot_slot save[ROT_MAX_COUNTERS];
+	u32 m, size = rot_size(rc, g);
+
+	if (size > rc->n)
+		return false;
+	memcpy(save, s, rc->n * sizeof(*s));
+	for (m = 0; m < size; m++) {
+		if (!rot_augment(rc, s, g, m)) {
+			memcpy(s, save, rc->n * sizeof(*s));
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool rot_fits_with_pinned(const struct rot_ctx *rc, u32 g, u32 h)
+{
+	struct rot_slot tmp[ROT_MAX_COUNTERS];
+
+	memcpy(tmp, rc->base, rc->n * sizeof(*tmp));
+	if (!rot_try_add(rc, tmp, g))
+		return false;
+	return h == ROT_SLOT_FREE || rot_try_add(rc, tmp, h);
+}
+
+/* FFD order: more members first, then fewer usable counters, then index. */
+static bool rot_before(const struct rot_ctx *rc, u16 a, u16 b)
+{
+	if (rc->key[a] != rc->key[b])
+		return rc->key[a] < rc->key[b];
+	return a < b;
+}
+
+static void rot_sift(const struct rot_ctx *rc, u16 *v, u32 i, u32 n)
+{
+	for (;;) {
+		u32 big = i, l = 2 * i + 1, r = l + 1;
+		u16 t;
+
+		if (l < n && rot_before(rc, v[big], v[l]))
+			big = l;
+		if (r < n && rot_before(rc, v[big], v[r]))
+			big = r;
+		if (big == i)
+			return;
+		t = v[i];
+		v[i] = v[big];
+		v[big] = t;
+		i = big;
+	}
+}
+
+/* Heapsort: O(n log n) worst case, and a total order makes it stable. */
+static void rot_sort(const struct rot_ctx *rc, u16 *v, u32 n)
+{
+	u32 i;
+	u16 t;
+
+	for (i = n / 2; i-- > 0;)
+		rot_sift(rc, v, i, n);
+	for (i = n; i-- > 1;) {
+		t = v[0];
+		v[0] = v[i];
+		v[i] = t;
+		rot_sift(rc, v, 0, i);
+	}
+}
+
+static void rot_open(struct rot_ctx *rc, u32 r)
+{
+	memcpy(rot_bin(rc, r), rc->base, rc->n * sizeof(*rc->base));
+	rc->used[r] = rc->nr_pinned_members;
+}
+
+/* First-fit decreasing over rc->order; returns the number of rotations. */
+static u32 rot_ffd(struct rot_ctx *rc)
+{
+	u32 i, r, nr = 0;
+
+	for (i = 0; i < rc->nr_flex; i++) {
+		u32 g = rc->order[i], size = rot_size(rc, g);
+
+		for (r = 0; r < nr; r++) {
+			if (rc->used[r] + size <= rc->n &&
+			    rot_try_add(rc, rot_bin(rc, r), g))
+				break;
+		}
+		if (r == nr) {
+			/* fits next to the pinned set: checked when classified */
+			rot_open(rc, nr++);
+			rot_try_add(rc, rot_bin(rc, r), g);
+		}
+		rc->used[r] += size;
+		rc->plan->state[g] = r;
+	}
+	return nr;
+}
+
+/*
+ * Hall-type bound: for a counter set S, every member whose mask lies in S
+ * needs a counter of S, and pinned members inside S hold theirs in every
+ * rotation, so R >= ceil(flexible members inside S / (|S| - pinned inside S)).
+ * S ranges over the full set and the distinct member masks.
+ */
+static u32 rot_hall_bound(struct rot_ctx *rc)
+{
+	const struct rot_input *in = rc->in;
+	u32 nr_sets = 0, best = 0, i, j, g, m;
+
+	rc->sets[nr_sets++] = rc->full;
+	for (i = 0; i < rc->nr_flex && nr_sets < ROT_HALL_SETS; i++) {
+		g = rc->order[i];
+		for (m = 0; m < rot_size(rc, g) && nr_sets < ROT_HALL_SETS; m++) {
+			u64 s = rot_mask(rc, g, m);
+
+			for (j = 0; j < nr_sets && rc->sets[j] != s; j++)
+				;
+			if (j == nr_sets)
+				rc->sets[nr_sets++] = s;
+		}
+	}
+	for (j = 0; j < nr_sets; j++) {
+		u64 s = rc->sets[j];
+		u32 pin = 0, flex = 0, avail, b;
+
+		for (g = 0; g < in->nr_groups; g++) {
+			s32 st = rc->plan->state[g];
+
+			if (st != ROT_PINNED && st < 0)
+				continue;
+			for (m = 0; m < rot_size(rc, g); m++) {
+				if (rot_mask(rc, g, m) & ~s)
+					continue;
+				if (st == ROT_PINNED)
+					pin++;
+				else
+					flex++;
+			}
+		}
+		avail = rot_popcount(s) - pin;
+		if (!flex || !avail)	/* !avail: such groups were ALWAYS_OFF */
+			continue;
+		b = (flex + avail - 1) / avail;
+		if (b > best)
+			best = b;
+	}
+	return best;
+}
+
+/*
+ * Greedy clique in the conflict graph (two groups conflict when they cannot
+ * share a rotation): its size bounds R from below.  Groups are tried in FFD
+ * order, biggest and most constrained first, which are the likely members.
+ */
+static u32 rot_clique_bound(struct rot_ctx *rc)
+{
+	u16 clique[ROT_CLIQUE_MAX];
+	u32 nr = 0, i, j, lim = rc->nr_flex;
+
+	if (lim > ROT_CLIQUE_MAX)
+		lim = ROT_CLIQUE_MAX;
+	for (i = 0; i < lim; i++) {
+		u32 g = rc->order[i];
+
+		for (j = 0; j < nr; j++)
+			if (rot_fits_with_pinned(rc, g, clique[j]))
+				break;
+		if (j == nr)
+			clique[nr++] = g;
+	}
+	return nr;
+}
+
+/*
+ * Branch and bound: place rc->order[i..] into at most @target rotations,
+ * @nr of which are open.  A new rotation is only ever opened as rotation
+ * @nr, which removes the symmetry between empty rotations.  Returns 1 on
+ * success (rotations and state[] hold the packing), 0 if none exists, -1
+ * when the budget ran out.
+ */
+static int rot_search(struct rot_ctx *rc, u32 i, u32 nr, u32 target)
+{
+	u32 g, size, r, room;
+	int ret;
+
+	if (i == rc->nr_flex)
+		return 1;
+	if (!rc->budget)
+		return -1;
+	rc->budget--;
+	room = (target - nr) * (rc->n - rc->nr_pinned_members);
+	for (r = 0; r < nr; r++)
+		room += rc->n - rc->used[r];
+	if (rc->suffix[i] > room)
+		return 0;
+
+	g = rc->order[i];
+	size = rot_size(rc, g);
+	for (r = 0; r < nr; r++) {
+		struct rot_slot *snap = rc->snap + (size_t)i * rc->n;
+
+		if (rc->used[r] + size > rc->n)
+			continue;
+		memcpy(snap, rot_bin(rc, r), rc->n * sizeof(*snap));
+		if (!rot_try_add(rc, rot_bin(rc, r), g))
+			continue;
+		rc->used[r] += size;
+		rc->pick[i] = r;
+		ret = rot_search(rc, i + 1, nr, target);
+		if (ret)
+			return ret;
+		rc->used[r] -= size;
+		memcpy(rot_bin(rc, r), snap, rc->n * sizeof(*snap));
+	}
+	if (nr < target) {
+		rot_open(rc, nr);
+		rot_try_add(rc, rot_bin(rc, nr), g);
+		rc->used[nr] += size;
+		rc->pick[i] = nr;
+		return rot_search(rc, i + 1, nr + 1, target);
+	}
+	return 0;
+}
+
+/*
+ * Try every R from the lower bound up to @nr - 1; the first success is
+ * minimal.  Returns the rotation count now in the bins (FFD's, rebuilt, if
+ * nothing smaller was found) and sets plan->optimal.
+ */
+static u32 rot_exact(struct rot_ctx *rc, u32 nr)
+{
+	struct rot_plan *plan = rc->plan;
+	u32 target, i;
+	int ret = 0;
+
+	rc->suffix[rc->nr_flex] = 0;
+	for (i = rc->nr_flex; i-- > 0;)
+		rc->suffix[i] = rc->suffix[i + 1] + rot_size(rc, rc->order[i]);
+	rc->budget = ROT_EXACT_BUDGET;
+	for (target = plan->lower_bound; target < nr; target++) {
+		ret = rot_search(rc, 0, 0, target);
+		if (ret)
+			break;
+	}
+	if (ret == 1) {
+		for (i = 0; i < rc->nr_flex; i++)
+			plan->state[rc->order[i]] = rc->pick[i];
+		plan->optimal = true;
+		return target;
+	}
+	/* every smaller R refuted (ret == 0), or out of budget (ret == -1) */
+	plan->optimal = ret == 0;
+	return rot_ffd(rc);
+}
+
+static void rot_set_run(struct rot_plan *plan, u32 r, u32 g)
+{
+	plan->runs[r * plan->words + g / 64] |= 1ULL << (g % 64);
+	plan->nr_runs[g]++;
+}
+
+/*
+ * Rotation r takes groups of other rotations while they fit: fewest
+ * rotations so far first (spreads the spare counters), then creation
+ * order.  Groups are only added, so every share stays >= 1/R.
+ */
+static void rot_backfill(struct rot_ctx *rc)
+{
+	struct rot_plan *plan = rc->plan;
+	u32 r, k, g, max_runs = 1;
+
+	for (r = 0; r < plan->nr_rotations; r++) {
+		struct rot_slot *bin = rot_bin(rc, r);
+
+		for (k = 1; k <= max_runs; k++) {
+			for (g = 0; g < plan->nr_groups; g++) {
+				u32 size = rot_size(rc, g);
+
+				if (rc->n - rc->used[r] < rc->min_size)
+					goto next;
+				if (plan->state[g] < 0 || plan->nr_runs[g] != k ||
+				    rot_plan_runs(plan, r, g) ||
+				    rc->used[r] + size > rc->n ||
+				    !rot_try_add(rc, bin, g))
+					continue;
+				rc->used[r] += size;
+				rot_set_run(plan, r, g);
+				if (plan->nr_runs[g] > max_runs)
+					max_runs = plan->nr_runs[g];
+			}
+		}
+next:
+		;
+	}
+}
+
+static int rot_check(const struct rot_input *in)
+{
+	u64 full;
+	u32 g, m;
+
+	if (!in || in->nr_counters < 1 || in->nr_counters > ROT_MAX_COUNTERS ||
+	    in->nr_groups > ROT_MAX_GROUPS || (in->nr_groups && !in->groups))
+		return -EINVAL;
+	full = in->nr_counters == 64 ? ~0ULL : (1ULL << in->nr_counters) - 1;
+	for (g = 0; g < in->nr_groups; g++) {
+		const struct rot_group *grp = &in->groups[g];
+
+		if (grp->flags & ~ROT_F_ALL)
+			return -EINVAL;
+		if ((grp->flags & ROT_F_SOFTWARE) || !grp->nr_members)
+			continue;
+		if (!grp->masks)
+			return -EINVAL;
+		for (m = 0; m < grp->nr_members; m++)
+			if (!(grp->masks[m] & full))
+				return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * rot_workspace_size() - bytes rot_plan() needs for @nr_groups groups
+ * @nr_groups:   groups the workspace must hold (0..ROT_MAX_GROUPS)
+ * @nr_counters: counters of the PMU (1..ROT_MAX_COUNTERS)
+ *
+ * The plan's arrays live in the workspace, so it must outlive the plan.
+ * Worst case is R == nr_groups, hence O(nr_groups^2 / 64 + nr_groups *
+ * nr_counters) bytes.
+ *
+ * Return: size in bytes, 0 if the arguments are out of range.
+ */
+size_t rot_workspace_size(u32 nr_groups, u32 nr_counters)
+{
+	size_t g = nr_groups ? nr_groups : 1, n = nr_counters;
+	size_t words = (g + 63) / 64;
+
+	if (nr_counters < 1 || nr_counters > ROT_MAX_COUNTERS ||
+	    nr_groups > ROT_MAX_GROUPS)
+		return 0;
+	return rot_align(g * sizeof(s32)) +			/* state */
+	       rot_align(g * sizeof(u32)) +			/* nr_runs */
+	       rot_align(g * words * sizeof(u64)) +		/* runs */
+	       rot_align(g * n * sizeof(struct rot_slot)) +	/* slots */
+	       rot_align(g * sizeof(u16)) +			/* order */
+	       rot_align(g * sizeof(u32)) +			/* key */
+	       rot_align(g * sizeof(u32)) +			/* used */
+	       rot_align(n * sizeof(struct rot_slot)) +		/* base */
+	       rot_align(ROT_EXACT_MAX_GROUPS * n * sizeof(struct rot_slot)) +
+	       rot_align(ROT_HALL_SETS * sizeof(u64));
+}
+
+static void *rot_take(char **p, size_t bytes)
+{
+	void *ret = *p;
+
+	*p += rot_align(bytes);
+	return ret;
+}
+
+/**
+ * rot_plan() - compute the rotation plan of one (CPU ctx, task ctx) pair
+ * @in:      counters and groups; the masks are only read during the call
+ * @ws:      workspace of at least rot_workspace_size(in->nr_groups,
+ *           in->nr_counters) bytes, 8-byte aligned; holds the plan's arrays
+ * @ws_size: size of @ws
+ * @plan:    filled on success; its arrays point into @ws
+ *
+ * Deterministic: the same input gives a byte-identical plan.  Time is
+ * bounded by the input size (matchings are O(members * counters^2), FFD is
+ * O(groups * R) of them, the exact search at most ROT_EXACT_BUDGET nodes).
+ *
+ * Return: 0, or -EINVAL for a malformed input (counters not in 1..64, more
+ * than ROT_MAX_GROUPS groups, unknown flags, a hardware member with no
+ * usable counter) or a workspace too small for the input.
+ */
+int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
+	     struct rot_plan *plan)
+{
+	struct rot_ctx rc = { .in = in, .plan = plan };
+	size_t g1;
+	char *p = ws;
+	u32 g, r, c, nr;
+	int ret;
+
+	ret = rot_check(in);
+	if (ret)
+		return ret;
+	if (!ws || !plan ||
+	    ws_size < rot_workspace_size(in->nr_groups, in->nr_counters))
+		return -EINVAL;
+
+	memset(plan, 0, sizeof(*plan));
+	g1 = in->nr_groups ? in->nr_groups : 1;
+	plan->nr_groups = in->nr_groups;
+	plan->nr_counters = in->nr_counters;
+	plan->words = (g1 + 63) / 64;
+	plan->state = rot_take(&p, g1 * sizeof(s32));
+	plan->nr_runs = rot_take(&p, g1 * sizeof(u32));
+	plan->runs = rot_take(&p, g1 * plan->words * sizeof(u64));
+	plan->slots = rot_take(&p, g1 * in->nr_counters * sizeof(struct rot_slot));
+	rc.order = rot_take(&p, g1 * sizeof(u16));
+	rc.key = rot_take(&p, g1 * sizeof(u32));
+	rc.used = rot_take(&p, g1 * sizeof(u32));
+	rc.base = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
+	rc.snap = rot_take(&p, ROT_EXACT_MAX_GROUPS * in->nr_counters *
+			   sizeof(struct rot_slot));
+	rc.sets = rot_take(&p, ROT_HALL_SETS * sizeof(u64));
+	rc.n = in->nr_counters;
+	rc.full = rc.n == 64 ? ~0ULL : (1ULL << rc.n) - 1;
+	rc.min_size = ROT_MAX_COUNTERS + 1;
+	memset(plan->nr_runs, 0, g1 * sizeof(u32));
+	rot_clear_slots(rc.base, rc.n);
+
+	/* 1. classify; pinned first-come first-served, as perf does */
+	for (g = 0; g < in->nr_groups; g++) {
+		const struct rot_group *grp = &in->groups[g];
+
+		if ((grp->flags & ROT_F_SOFTWARE) || !grp->nr_members) {
+			plan->state[g] = ROT_ALWAYS_ON;
+			plan->nr_always_on++;
+		} else if (!(grp->flags & ROT_F_PINNED)) {
+			plan->state[g] = 0;	/* decided below */
+		} else if (rot_try_add(&rc, rc.base, g)) {
+			plan->state[g] = ROT_PINNED;
+			plan->nr_pinned++;
+			rc.nr_pinned_members += grp->nr_members;
+		} else {
+			plan->state[g] = ROT_ERROR;
+			plan->nr_error++;
+		}
+	}
+	for (g = 0; g < in->nr_groups; g++) {
+		u64 any = 0;
+		u32 m, size = rot_size(&rc, g);
+
+		if (plan->state[g] != 0)
+			continue;
+		if (size > rc.n - rc.nr_pinned_members ||
+		    !rot_fits_with_pinned(&rc, g, ROT_SLOT_FREE)) {
+			plan->state[g] = ROT_ALWAYS_OFF;
+			plan->nr_always_off++;
+			continue;
+		}
+		for (m = 0; m < size; m++)
+			any |= rot_mask(&rc, g, m);
+		rc.key[g] = (ROT_MAX_COUNTERS - size) << 8 | rot_popcount(any);
+		rc.order[rc.nr_flex++] = g;
+		if (size < rc.min_size)
+			rc.min_size = size;
+	}
+
+	/* 2. and 3. pack, bound, maybe search */
+	if (!rc.nr_flex) {
+		nr = plan->nr_pinned ? 1 : 0;
+		if (nr)
+			rot_open(&rc, 0);
+		plan->lower_bound = nr;
+		plan->optimal = true;
+	} else {
+		u32 b;
+
+		rot_sort(&rc, rc.order, rc.nr_flex);
+		nr = rot_ffd(&rc);
+		plan->lower_bound = rot_hall_bound(&rc);
+		if (plan->lower_bound < 1)
+			plan->lower_bound = 1;
+		if (nr > plan->lower_bound) {
+			b = rot_clique_bound(&rc);
+			if (b > plan->lower_bound)
+				plan->lower_bound = b;
+		}
+		plan->optimal = nr == plan->lower_bound;
+		if (!plan->optimal && rc.nr_flex <= ROT_EXACT_MAX_GROUPS)
+			nr = rot_exact(&rc, nr);
+	}
+	plan->nr_rotations = nr;
+
+	/* runs[] and nr_runs[] from the matchings, then 4. backfill */
+	memset(plan->runs, 0, g1 * plan->words * sizeof(u64));
+	for (r = 0; r < nr; r++) {
+		const struct rot_slot *s = rot_bin(&rc, r);
+
+		for (c = 0; c < rc.n; c++) {
+			if (s[c].group == ROT_SLOT_FREE || s[c].member)
+				continue;
+			rot_set_run(plan, r, s[c].group);
+		}
+	}
+	if (nr > 1)
+		rot_backfill(&rc);
+	return 0;
+}
