@@ -16,6 +16,12 @@
  *   4. backfill: every rotation takes, in (fewest rotations so far,
  *      creation order) order, every group of other rotations that still
  *      fits.  Nothing is ever removed, so no share drops below 1/R.
+ *   5. wrap-around: lay the rotating groups out in one cyclic sequence
+ *      (packing order) and cut it into rotations greedily, McNaughton
+ *      style, until a rotation starts where an earlier one did; that cycle
+ *      runs every group equally often.  It replaces packing + backfill
+ *      when its minimum share is higher (5 groups on 2 counters: 2/5 each
+ *      instead of 2/3, 1/3, 1/3, 1/3, 1/3), or equal with more utilization.
  *
  * Everything is integer, allocation-free (one caller workspace) and bounded
  * by the input size and ROT_EXACT_BUDGET; ties are broken by group index so
@@ -27,6 +33,8 @@
 #define ROT_EXACT_BUDGET	20000	/* search nodes per plan */
 #define ROT_CLIQUE_MAX		64	/* groups tried for the clique bound */
 #define ROT_HALL_SETS		128	/* counter sets tried for the Hall bound */
+#define ROT_UNSET		(-1)	/* rotating, primary id not known yet */
+#define ROT_UNSEEN		0xffffffffU
 
 struct rot_ctx {
 	const struct rot_input *in;
@@ -37,6 +45,9 @@ struct rot_ctx {
 	u32 nr_flex;			/* rotating flexible groups */
 	u32 min_size;			/* smallest rotating group */
 	u16 *order;			/* [nr_flex] rotating groups, FFD order */
+	u16 *seq;			/* [nr_flex] wrap-around sequence */
+	u32 *seen_at;			/* [nr_flex] wrap: rotation per start */
+	u32 *cum;			/* [nr_flex + 1] wrap: groups placed */
 	u32 *key;			/* [nr_groups] FFD sort key */
 	u32 *used;			/* [R max] counters owned per rotation */
 	struct rot_slot *base;		/* [n] the pinned matching */
@@ -403,6 +414,32 @@ static void rot_set_run(struct rot_plan *plan, u32 r, u32 g)
 }
 
 /*
+ * runs[] and nr_runs[] of the first @nr rotations from their matchings; a
+ * rotating group whose state is still ROT_UNSET gets the first rotation
+ * that runs it as its primary id.
+ */
+static void rot_derive_runs(struct rot_ctx *rc, u32 nr)
+{
+	struct rot_plan *plan = rc->plan;
+	u32 r, c, g;
+
+	memset(plan->runs, 0, (size_t)nr * plan->words * sizeof(u64));
+	memset(plan->nr_runs, 0, plan->nr_groups * sizeof(u32));
+	for (r = 0; r < nr; r++) {
+		const struct rot_slot *s = rot_bin(rc, r);
+
+		for (c = 0; c < rc->n; c++) {
+			g = s[c].group;
+			if (g == ROT_SLOT_FREE || s[c].member)
+				continue;
+			rot_set_run(plan, r, g);
+			if (plan->state[g] == ROT_UNSET)
+				plan->state[g] = r;
+		}
+	}
+}
+
+/*
  * Rotation r takes groups of other rotations while they fit: fewest
  * rotations so far first (spreads the spare counters), then creation
  * order.  Groups are only added, so every share stays >= 1/R.
@@ -410,12 +447,20 @@ static void rot_set_run(struct rot_plan *plan, u32 r, u32 g)
 static void rot_backfill(struct rot_ctx *rc)
 {
 	struct rot_plan *plan = rc->plan;
-	u32 r, k, g, max_runs = 1;
+	u32 r, k, g, min_runs = ~0U, max_runs = 0;
 
+	for (g = 0; g < plan->nr_groups; g++) {
+		if (plan->state[g] < 0)
+			continue;
+		if (plan->nr_runs[g] < min_runs)
+			min_runs = plan->nr_runs[g];
+		if (plan->nr_runs[g] > max_runs)
+			max_runs = plan->nr_runs[g];
+	}
 	for (r = 0; r < plan->nr_rotations; r++) {
 		struct rot_slot *bin = rot_bin(rc, r);
 
-		for (k = 1; k <= max_runs; k++) {
+		for (k = min_runs; k <= max_runs; k++) {
 			for (g = 0; g < plan->nr_groups; g++) {
 				u32 size = rot_size(rc, g);
 
@@ -435,6 +480,90 @@ static void rot_backfill(struct rot_ctx *rc)
 next:
 		;
 	}
+}
+
+/*
+ * One wrap-around rotation into @s: rotating groups from sequence position
+ * @p on, while they fit (stopping at the first that does not, so that every
+ * group is skipped by no rotation).  Returns how many it took.
+ */
+static u32 rot_wrap_one(struct rot_ctx *rc, struct rot_slot *s, u32 p,
+			u32 *used)
+{
+	u32 t, g, u = rc->nr_pinned_members;
+
+	memcpy(s, rc->base, rc->n * sizeof(*s));
+	for (t = 0; t < rc->nr_flex; t++) {
+		g = rc->seq[(p + t) % rc->nr_flex];
+		if (u + rot_size(rc, g) > rc->n || !rot_try_add(rc, s, g))
+			break;
+		u += rot_size(rc, g);
+	}
+	*used = u;
+	return t;
+}
+
+/*
+ * Build the wrap-around schedule and adopt it if it beats the current plan
+ * (packing + backfill in rotations 0..R-1) on minimum share, or ties and
+ * wins on utilization.  Returns true if adopted.
+ */
+static bool rot_wrap(struct rot_ctx *rc)
+{
+	struct rot_slot tmp[ROT_MAX_COUNTERS];
+	struct rot_plan *plan = rc->plan;
+	u32 k = rc->nr_flex, nr = plan->nr_rotations;
+	u32 g, r, i, p, j, t, len, wraps, used, min_runs = ~0U;
+	u64 sum_size = 0, sum_runs = 0;
+
+	/* sequence: by primary rotation (counting sort), then creation order */
+	memset(rc->cum, 0, (nr + 1) * sizeof(u32));
+	for (g = 0; g < plan->nr_groups; g++) {
+		if (plan->state[g] < 0)
+			continue;
+		rc->cum[plan->state[g] + 1]++;
+		sum_size += rot_size(rc, g);
+		sum_runs += (u64)rot_size(rc, g) * plan->nr_runs[g];
+		if (plan->nr_runs[g] < min_runs)
+			min_runs = plan->nr_runs[g];
+	}
+	for (r = 0; r < nr; r++)
+		rc->cum[r + 1] += rc->cum[r];
+	for (g = 0; g < plan->nr_groups; g++)
+		if (plan->state[g] >= 0)
+			rc->seq[rc->cum[plan->state[g]]++] = g;
+
+	/* cut until a start position repeats: at most k rotations */
+	for (i = 0; i < k; i++)
+		rc->seen_at[i] = ROT_UNSEEN;
+	rc->cum[0] = 0;
+	for (p = 0, j = 0; rc->seen_at[p] == ROT_UNSEEN; j++) {
+		rc->seen_at[p] = j;
+		t = rot_wrap_one(rc, tmp, p, &used);
+		rc->cum[j + 1] = rc->cum[j] + t;
+		p = (p + t) % k;
+	}
+	len = j - rc->seen_at[p];
+	wraps = (rc->cum[j] - rc->cum[rc->seen_at[p]]) / k;
+
+	/* wraps/len vs min_runs/nr, then wraps*sum_size/len vs sum_runs/nr */
+	if ((u64)wraps * nr < (u64)min_runs * len)
+		return false;
+	if ((u64)wraps * nr == (u64)min_runs * len &&
+	    wraps * sum_size * nr <= sum_runs * len)
+		return false;
+
+	for (g = 0; g < plan->nr_groups; g++)
+		if (plan->state[g] >= 0)
+			plan->state[g] = ROT_UNSET;
+	for (r = 0; r < len; r++) {
+		t = rot_wrap_one(rc, rot_bin(rc, r), p, &rc->used[r]);
+		p = (p + t) % k;
+	}
+	plan->nr_rotations = len;
+	plan->wrapped = true;
+	rot_derive_runs(rc, len);
+	return true;
 }
 
 static int rot_check(const struct rot_input *in)
@@ -486,6 +615,9 @@ size_t rot_workspace_size(u32 nr_groups, u32 nr_counters)
 	       rot_align(g * words * sizeof(u64)) +		/* runs */
 	       rot_align(g * n * sizeof(struct rot_slot)) +	/* slots */
 	       rot_align(g * sizeof(u16)) +			/* order */
+	       rot_align(g * sizeof(u16)) +			/* seq */
+	       rot_align(g * sizeof(u32)) +			/* seen_at */
+	       rot_align((g + 1) * sizeof(u32)) +		/* cum */
 	       rot_align(g * sizeof(u32)) +			/* key */
 	       rot_align(g * sizeof(u32)) +			/* used */
 	       rot_align(n * sizeof(struct rot_slot)) +		/* base */
@@ -523,7 +655,7 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 	struct rot_ctx rc = { .in = in, .plan = plan };
 	size_t g1;
 	char *p = ws;
-	u32 g, r, c, nr;
+	u32 g, nr;
 	int ret;
 
 	ret = rot_check(in);
@@ -543,6 +675,9 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 	plan->runs = rot_take(&p, g1 * plan->words * sizeof(u64));
 	plan->slots = rot_take(&p, g1 * in->nr_counters * sizeof(struct rot_slot));
 	rc.order = rot_take(&p, g1 * sizeof(u16));
+	rc.seq = rot_take(&p, g1 * sizeof(u16));
+	rc.seen_at = rot_take(&p, g1 * sizeof(u32));
+	rc.cum = rot_take(&p, (g1 + 1) * sizeof(u32));
 	rc.key = rot_take(&p, g1 * sizeof(u32));
 	rc.used = rot_take(&p, g1 * sizeof(u32));
 	rc.base = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
@@ -618,19 +753,14 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 			nr = rot_exact(&rc, nr);
 	}
 	plan->nr_rotations = nr;
+	plan->min_rotations = nr;
 
-	/* runs[] and nr_runs[] from the matchings, then 4. backfill */
-	memset(plan->runs, 0, g1 * plan->words * sizeof(u64));
-	for (r = 0; r < nr; r++) {
-		const struct rot_slot *s = rot_bin(&rc, r);
-
-		for (c = 0; c < rc.n; c++) {
-			if (s[c].group == ROT_SLOT_FREE || s[c].member)
-				continue;
-			rot_set_run(plan, r, s[c].group);
-		}
-	}
-	if (nr > 1)
+	/* 4. backfill, 5. wrap-around (backfilled too: it only adds) */
+	rot_derive_runs(&rc, nr);
+	if (nr > 1) {
 		rot_backfill(&rc);
+		if (rot_wrap(&rc))
+			rot_backfill(&rc);
+	}
 	return 0;
 }

@@ -106,19 +106,28 @@ struct rot_slot {
  * struct rot_plan - the planner's output; arrays live in the workspace
  * @nr_groups:      as in the input
  * @nr_counters:    as in the input
- * @nr_rotations:   R.  0: no group needs a counter.  1: nothing rotates
- *                  (pinned groups and/or flexible groups that all fit at
- *                  once): no tick needed.  >1: the tick cycles 0..R-1.
- * @lower_bound:    proven lower bound on R for this input (R >= it)
- * @optimal:        R is proven minimal (R == lower_bound, or the exact
- *                  search covered every smaller R)
+ * @nr_rotations:   R, the schedule length.  0: no group needs a counter.
+ *                  1: nothing rotates (pinned groups and/or flexible groups
+ *                  that all fit at once): no tick needed.  >1: the tick
+ *                  cycles 0..R-1.  Equals @min_rotations unless @wrapped.
+ * @min_rotations:  fewest rotations found that give every rotating group a
+ *                  rotation (the packing); every share is >= 1/min_rotations
+ * @lower_bound:    proven lower bound on @min_rotations
+ * @optimal:        @min_rotations is proven minimal (== lower_bound, or the
+ *                  exact search refuted every smaller value)
+ * @wrapped:        the schedule is the wrap-around one (see rotation.md):
+ *                  every rotating group runs in the same number of
+ *                  rotations, chosen because it beats packing + backfill on
+ *                  the minimum share (or ties on it and wins utilization)
  * @words:          u64 words per rotation in @runs
  * @nr_always_on:   groups in state ROT_ALWAYS_ON
  * @nr_always_off:  groups in state ROT_ALWAYS_OFF
  * @nr_pinned:      groups in state ROT_PINNED
  * @nr_error:       groups in state ROT_ERROR
  * @state:          [nr_groups] primary rotation id (0..R-1) of a rotating
- *                  flexible group, or ROT_ALWAYS_ON/OFF, ROT_PINNED, ROT_ERROR
+ *                  flexible group (a rotation that runs it: its packing
+ *                  rotation, or the first one that runs it if @wrapped), or
+ *                  ROT_ALWAYS_ON/OFF, ROT_PINNED, ROT_ERROR
  * @nr_runs:        [nr_groups] rotations the group runs in: R for pinned,
  *                  >= 1 for rotating flexible groups (more after backfill),
  *                  0 otherwise.  A flexible group's share is nr_runs / R.
@@ -132,8 +141,10 @@ struct rot_plan {
 	u32 nr_groups;
 	u32 nr_counters;
 	u32 nr_rotations;
+	u32 min_rotations;
 	u32 lower_bound;
 	bool optimal;
+	bool wrapped;
 	u32 words;
 	u32 nr_always_on;
 	u32 nr_always_off;
