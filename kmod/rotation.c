@@ -157,6 +157,9 @@ static bool rot_try_add(const struct rot_ctx *rc, struct rot_slot *s, u32 g)
 
 	if (size > rc->n)
 		return false;
+	/* a failed augment leaves @s untouched: one member needs no undo */
+	if (size == 1)
+		return rot_augment(rc, s, g, 0);
 	memcpy(save, s, rc->n * sizeof(*s));
 	for (m = 0; m < size; m++) {
 		if (!rot_augment(rc, s, g, m)) {
