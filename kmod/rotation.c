@@ -22,6 +22,8 @@
  *      runs every group equally often.  It replaces packing + backfill
  *      when its minimum share is higher (5 groups on 2 counters: 2/5 each
  *      instead of 2/3, 1/3, 1/3, 1/3, 1/3), or equal with more utilization.
+ *   6. re-match every rotation to keep the counters of groups that also
+ *      ran in the previous one, so the tick reprograms less.
  *
  * Everything is integer, allocation-free (one caller workspace) and bounded
  * by the input size and ROT_EXACT_BUDGET; ties are broken by group index so
@@ -569,6 +571,39 @@ static bool rot_wrap(struct rot_ctx *rc)
 	return true;
 }
 
+/*
+ * Re-match rotation r so that groups also running in rotation r-1 keep
+ * their counters where the constraints allow: the tick then leaves them
+ * programmed.  Start from r-1's counters for those members, then augment
+ * the others.  Augmenting paths always exist because the set is feasible
+ * (Kuhn: from any matching, a member with no augmenting path now has none
+ * later, so a maximum matching, here a complete one, is always reached).
+ */
+static void rot_stabilize(struct rot_ctx *rc)
+{
+	struct rot_plan *plan = rc->plan;
+	const struct rot_slot *prev;
+	struct rot_slot *cur;
+	u32 r, c, g, m;
+
+	for (r = 1; r < plan->nr_rotations; r++) {
+		prev = rot_bin(rc, r - 1);
+		cur = rot_bin(rc, r);
+		rot_clear_slots(cur, rc->n);
+		for (c = 0; c < rc->n; c++) {
+			g = prev[c].group;
+			if (g != ROT_SLOT_FREE && rot_plan_runs(plan, r, g))
+				cur[c] = prev[c];
+		}
+		for (g = 0; g < plan->nr_groups; g++) {
+			if (!rot_plan_runs(plan, r, g) || rot_plan_runs(plan, r - 1, g))
+				continue;
+			for (m = 0; m < rot_size(rc, g); m++)
+				rot_augment(rc, cur, g, m);
+		}
+	}
+}
+
 static int rot_check(const struct rot_input *in)
 {
 	u64 full;
@@ -764,6 +799,7 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 		rot_backfill(&rc);
 		if (rot_wrap(&rc))
 			rot_backfill(&rc);
+		rot_stabilize(&rc);
 	}
 	return 0;
 }

@@ -35,6 +35,7 @@ struct result {
 	unsigned int at_lb, proven, wrapped, ticking;
 	double u_mean, u_min, umax_mean, u_ratio_mean, u0_mean;
 	double share_mean, share_min, jain_mean, jain_min;
+	unsigned long long cont, kept;	/* groups in rotations r and r+1 */
 	unsigned long long on, off, pinned, error, rotating;
 };
 
@@ -147,6 +148,28 @@ static void measure(const struct scenario *sc, const struct rot_group *g,
 	*jain = n ? sum * sum / (n * sum2) : 1;
 }
 
+/* Groups running in rotations r and r+1 (cyclically) that keep all counters. */
+static void count_kept(const struct scenario *sc, const struct rot_group *g,
+		       const struct rot_plan *p, unsigned long long *cont,
+		       unsigned long long *kept)
+{
+	unsigned int r, i, m, nxt;
+
+	for (r = 0; p->nr_rotations > 1 && r < p->nr_rotations; r++) {
+		nxt = (r + 1) % p->nr_rotations;
+		for (i = 0; i < sc->groups; i++) {
+			if (!rot_plan_runs(p, r, i) || !rot_plan_runs(p, nxt, i))
+				continue;
+			(*cont)++;
+			for (m = 0; m < g[i].nr_members; m++)
+				if (rot_plan_counter(p, r, i, m) !=
+				    rot_plan_counter(p, nxt, i, m))
+					break;
+			*kept += m == g[i].nr_members;
+		}
+	}
+}
+
 static int run(const struct scenario *sc, struct result *res)
 {
 	struct rot_group *g = calloc(sc->groups ? sc->groups : 1, sizeof(*g));
@@ -193,6 +216,7 @@ static int run(const struct scenario *sc, struct result *res)
 			res->rotating += p.state[i] >= 0;
 
 		measure(sc, g, &p, &u, &umax, &u0, &smin, &jain);
+		count_kept(sc, g, &p, &res->cont, &res->kept);
 		res->u_mean += u;
 		res->u0_mean += u0;
 		res->umax_mean += umax;
@@ -243,24 +267,25 @@ out:
 
 static void print_header(void)
 {
-	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s\n",
+	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s %5s\n",
 	       "scenario", "cpus", "grp", "N", "con", "total_ms", "mean_us", "p99_us",
 	       "max_us", "R", "Rmin", "LB", "Rmax", "=LB%", "prov%", "wrap%",
-	       "U0", "U", "U/Umx", "Umin", "smin", "smin0", "Jain");
+	       "U0", "U", "U/Umx", "Umin", "smin", "smin0", "Jain", "kept%");
 }
 
 static void print_row(const struct scenario *sc, const struct result *r)
 {
 	unsigned int plans = r->plans ? r->plans : 1;
 
-	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f\n",
+	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f %5.1f\n",
 	       sc->name, sc->cpus, sc->groups, sc->counters, sc->constrained_pct,
 	       r->total_us / 1e3, r->mean_us, r->p99_us, r->max_us,
 	       r->r_mean, r->rmin_mean, r->lb_mean, r->r_max,
 	       100.0 * r->at_lb / plans, 100.0 * r->proven / plans,
 	       100.0 * r->wrapped / plans,
 	       r->u0_mean, r->u_mean, r->u_ratio_mean, r->u_min,
-	       r->share_mean, r->share_min, r->jain_mean);
+	       r->share_mean, r->share_min, r->jain_mean,
+	       r->cont ? 100.0 * r->kept / r->cont : 100.0);
 }
 
 static void print_json(FILE *f, const struct scenario *sc, const struct result *r,
@@ -278,6 +303,7 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		"\"ratio_to_upper_bound_mean\": %.4f, \"packing_only_mean\": %.4f},\n"
 		"   \"min_share\": {\"mean\": %.4f, \"min\": %.4f}, \"jain\": {\"mean\": %.4f, "
 		"\"min\": %.4f},\n"
+		"   \"continuing_groups\": %llu, \"continuing_groups_kept_counters\": %llu,\n"
 		"   \"groups\": {\"always_on\": %llu, \"always_off\": %llu, \"pinned\": %llu, "
 		"\"error\": %llu, \"rotating\": %llu}}%s\n",
 		sc->name, seed, sc->cpus, sc->groups, sc->counters, sc->max_size,
@@ -286,7 +312,7 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		r->r_mean, r->rmin_mean, r->lb_mean, r->r_max, r->at_lb, r->proven,
 		r->wrapped, r->ticking, r->u_mean, r->u_min, r->umax_mean,
 		r->u_ratio_mean, r->u0_mean, r->share_mean, r->share_min, r->jain_mean,
-		r->jain_min, r->on, r->off, r->pinned, r->error, r->rotating,
+		r->jain_min, r->cont, r->kept, r->on, r->off, r->pinned, r->error, r->rotating,
 		last ? "" : ",");
 }
 
@@ -318,7 +344,9 @@ static void usage(FILE *f)
 "(2018 RFC: one rotation per group), U with backfill/wrap (sum s_i*slots_i/N),\n"
 "U/Umx U over its capacity bound min(1, demand/N), Umin worst plan; smin\n"
 "mean and smin0 worst minimum share, Jain mean Jain index of the rotating\n"
-"groups, over plans with R > 1.  Plan time is thread CPU time.\n");
+"groups, over plans with R > 1; kept%% of the groups running in rotation r\n"
+"and r+1 that keep all their counters (the tick leaves them programmed).\n"
+"Plan time is thread CPU time.\n");
 }
 
 int main(int argc, char **argv)
