@@ -32,7 +32,7 @@
 #include "rotation.h"
 
 #define ROT_EXACT_MAX_GROUPS	16	/* exact search only for this few */
-#define ROT_EXACT_BUDGET	20000	/* search nodes per plan */
+#define ROT_EXACT_BUDGET	5000	/* search nodes per plan */
 #define ROT_CLIQUE_MAX		64	/* groups tried for the clique bound */
 #define ROT_HALL_SETS		128	/* counter sets tried for the Hall bound */
 #define ROT_UNSET		(-1)	/* rotating, primary id not known yet */
