@@ -54,6 +54,8 @@ struct rot_ctx {
 	u32 *used;			/* [R max] counters owned per rotation */
 	struct rot_slot *base;		/* [n] the pinned matching */
 	struct rot_slot *snap;		/* [EXACT_MAX * n] search undo log */
+	struct rot_slot *save;		/* [n] rot_try_add() undo */
+	struct rot_slot *tmp;		/* [n] trial matchings */
 	u64 *sets;			/* [ROT_HALL_SETS] Hall counter sets */
 	u32 budget;			/* exact search nodes left */
 	u16 pick[ROT_EXACT_MAX_GROUPS];	/* rotation per depth */
@@ -154,7 +156,7 @@ found:
 /* All members of @g into @s, or nothing (and false). */
 static bool rot_try_add(const struct rot_ctx *rc, struct rot_slot *s, u32 g)
 {
-	struct rot_slot save[ROT_MAX_COUNTERS];
+	struct rot_slot *save = rc->save;	/* never nested: leaf helper */
 	u32 m, size = rot_size(rc, g);
 
 	if (size > rc->n)
@@ -174,7 +176,7 @@ static bool rot_try_add(const struct rot_ctx *rc, struct rot_slot *s, u32 g)
 
 static bool rot_fits_with_pinned(const struct rot_ctx *rc, u32 g, u32 h)
 {
-	struct rot_slot tmp[ROT_MAX_COUNTERS];
+	struct rot_slot *tmp = rc->tmp;
 
 	memcpy(tmp, rc->base, rc->n * sizeof(*tmp));
 	if (!rot_try_add(rc, tmp, g))
@@ -515,7 +517,7 @@ static u32 rot_wrap_one(struct rot_ctx *rc, struct rot_slot *s, u32 p,
  */
 static bool rot_wrap(struct rot_ctx *rc)
 {
-	struct rot_slot tmp[ROT_MAX_COUNTERS];
+	struct rot_slot *tmp = rc->tmp;
 	struct rot_plan *plan = rc->plan;
 	u32 k = rc->nr_flex, nr = plan->nr_rotations;
 	u32 g, r, i, p, j, t, len, wraps, used, min_runs = ~0U;
@@ -658,7 +660,7 @@ size_t rot_workspace_size(u32 nr_groups, u32 nr_counters)
 	       rot_align((g + 1) * sizeof(u32)) +		/* cum */
 	       rot_align(g * sizeof(u32)) +			/* key */
 	       rot_align(g * sizeof(u32)) +			/* used */
-	       rot_align(n * sizeof(struct rot_slot)) +		/* base */
+	       3 * rot_align(n * sizeof(struct rot_slot)) +	/* base save tmp */
 	       rot_align(ROT_EXACT_MAX_GROUPS * n * sizeof(struct rot_slot)) +
 	       rot_align(ROT_HALL_SETS * sizeof(u64));
 }
@@ -719,6 +721,8 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 	rc.key = rot_take(&p, g1 * sizeof(u32));
 	rc.used = rot_take(&p, g1 * sizeof(u32));
 	rc.base = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
+	rc.save = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
+	rc.tmp = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
 	rc.snap = rot_take(&p, ROT_EXACT_MAX_GROUPS * in->nr_counters *
 			   sizeof(struct rot_slot));
 	rc.sets = rot_take(&p, ROT_HALL_SETS * sizeof(u64));
