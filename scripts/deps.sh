@@ -87,7 +87,12 @@ if [ ! -s "$ks/kselftest_harness.h" ]; then
 	[ $check_only = 1 ] && { echo "deps: kselftest headers not extracted" >&2; exit 1; }
 	log "extracting kselftest_harness.h from linux-source-6.1"
 	mkdir -p "$ks"
+	# tar stops reading once both members are out (--occurrence), so xz
+	# may die of SIGPIPE: judge by the files, not the pipeline status.
 	xz -dc -T0 "$src_xz" | tar -x -C "$ks" --strip-components=4 --occurrence \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h linux-source-6.1/tools/testing/selftests/kselftest.h
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h || true
+	[ -s "$ks/kselftest_harness.h" ] && [ -s "$ks/kselftest.h" ] ||
+		die "kselftest headers not found in $src_xz"
 fi
 exit 0
