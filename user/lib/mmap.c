@@ -349,13 +349,8 @@ static struct perf_event_header *read_size_at_end(struct pevt_mmap *map)
 		return NULL;
 	}
 	start = map->pos - t;
-	hdr = (struct perf_event_header *)(map->data + (start & map->mask));
-	if (LOAD_ONCE(hdr->size) != t) {
-		pass_stop(map, PEVT_STOP_ERROR, -EBADMSG);
-		return NULL;
-	}
 	hdr = record_at(map, start, t);
-	/* The copy must still agree with what we validated. */
+	/* Check the copy we return: header and trailer must agree. */
 	if (hdr->size != t ||
 	    *(uint64_t *)((unsigned char *)hdr + t - 8) != t) {
 		pass_stop(map, PEVT_STOP_ERROR, -EBADMSG);
