@@ -87,6 +87,9 @@ TEST(counts_bad)
 	EXPECT_EQ(-EBADMSG, pevt_counts__parse(0, NULL, 8, c, 4));
 	EXPECT_EQ(-EINVAL, pevt_counts__parse(1ULL << 40, buf, 8, c, 4));
 	EXPECT_EQ(EINVAL, errno);
+	/* nr == 0: a group read always has the leader (found by counts_fuzz). */
+	buf[0] = 0;
+	EXPECT_EQ(-EBADMSG, pevt_counts__parse(fmt, buf, 24, c, 4));
 	/* A huge nr must not overflow the length computation. */
 	buf[0] = (1ULL << 61) + 1;
 	EXPECT_EQ(-EBADMSG, pevt_counts__parse(PERF_FORMAT_GROUP | PERF_FORMAT_ID,

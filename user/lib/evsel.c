@@ -57,7 +57,8 @@ int pevt_counts__parse(uint64_t fmt, const void *buf, size_t len,
 	if (fmt & PERF_FORMAT_GROUP) {
 		nr = NEXT();
 		/* Non-group layout: value first, then times. */
-		if (nr > len / 8 ||
+		/* A group always has its leader: nr == 0 is not a read. */
+		if (!nr || nr > len / 8 ||
 		    len != (head_words(fmt) + nr * entry_words(fmt)) * 8)
 			return libpevt_err(-EBADMSG);
 		if (nr > max)
