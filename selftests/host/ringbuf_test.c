@@ -241,6 +241,23 @@ TEST_F(backward, break_early)
 	EXPECT_EQ(-EAGAIN, pevt_mmap__read_init(self->map));
 }
 
+TEST_F(backward, written_during_walk)
+{
+	struct sim *s = &self->sim;
+	size_t n = 0;
+
+	/* Not paused: the writer moves head mid-walk; read_done says so. */
+	write_some(s, variant->variable, s->size);
+	ASSERT_EQ(0, pevt_mmap__read_init(self->map));
+	while (pevt_mmap__read_event(self->map))
+		if (++n == 1)
+			write_some(s, variant->variable, 1);
+	EXPECT_EQ(-ESTALE, pevt_mmap__read_done(self->map));
+	EXPECT_EQ(ESTALE, errno);
+	/* The next pass returns the record written meanwhile, cleanly. */
+	check_pass(_metadata, s, self->map, 1, PEVT_STOP_END);
+}
+
 /* ---------------------------------------------------------------------
  * Forward reader on a back-pressure buffer: every record exactly once,
  * in order, and recovered + lost == generated.

@@ -224,6 +224,7 @@ int pevt_mmap__read_init(struct pevt_mmap *map)
 
 	memset(&map->stats, 0, sizeof(map->stats));
 	map->in_pass = false;
+	map->walk_ok = false;
 	head = pevt_mmap__read_head(map);
 	map->stats.head = head;
 	map->head = head;
@@ -268,6 +269,7 @@ int pevt_mmap__read_init(struct pevt_mmap *map)
 		return libpevt_err(-EAGAIN);
 	}
 	map->in_pass = true;
+	map->walk_ok = true;
 	return 0;
 }
 
@@ -460,6 +462,17 @@ int pevt_mmap__read_done(struct pevt_mmap *map)
 	}
 	if (map->in_pass)
 		pass_stop(map, PEVT_STOP_NONE, 0);
+	/*
+	 * A backward walk is only sound if nothing was written meanwhile
+	 * (PAUSE_OUTPUT does not wait for a writer already past its check):
+	 * a moved head means the records returned may be torn, and explains
+	 * an EBADMSG better than garbage does.  Tell the caller, who can
+	 * read again.
+	 */
+	if (map->mode != PEVT_READ_FORWARD && map->walk_ok &&
+	    pevt_mmap__read_head(map) != map->stats.head)
+		map->stats.err = -ESTALE;
+	map->walk_ok = false;
 	return libpevt_err(map->stats.err);
 }
 

@@ -34,7 +34,8 @@ struct pevt_mmap {
 	uint64_t limit;
 	uint64_t walked;
 	uint64_t last_size;			/* of the record just returned */
-	bool in_pass;
+	bool in_pass;				/* read_event() may return records */
+	bool walk_ok;				/* read_init() succeeded */
 
 	struct pevt_mmap_stats stats;
 	unsigned char *bounce;			/* for records wrapping the end */

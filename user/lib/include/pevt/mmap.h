@@ -39,7 +39,9 @@
  *		pevt_mmap__consume(map);	// FORWARD: frees ev's space
  *	}
  *	err = pevt_mmap__read_done(map);	// 0, or -EBADMSG if the walk
- *						// stopped on inconsistent data
+ *						// stopped on inconsistent data,
+ *						// -ESTALE (backward modes) if
+ *						// data_head moved during the walk
  *
  * A returned record is always complete and contiguous: a record that
  * wraps around the end of the data area is copied into a bounce buffer
