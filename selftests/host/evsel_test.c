@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <linux/pevt.h>
 #include <pevt/evsel.h>
 #include <pevt/mmap.h>
@@ -384,6 +385,191 @@ TEST(forward_real_kernel)
 	       (unsigned long long)lost);
 	/* LOST accounting is checked exactly in ringbuf_test; here: data. */
 	EXPECT_GT(samples, 100ull);
+	pevt_evsel__delete(ev);
+}
+
+/*
+ * Mixed, variable-size records from the real kernel: 32-byte samples and
+ * COMM records of every name length (prctl(PR_SET_NAME) "c<counter>"
+ * padded to 1..15 chars), all with sample_id_all TIME as their last u64.
+ * Checks every record is whole and well-formed, times never increase
+ * walking backward (never decrease forward), and COMM counters are
+ * strictly monotonic: no duplicates, nothing invented, nothing torn.
+ */
+struct mix_state {
+	unsigned int next_comm;		/* counter of the next name */
+	char saved[16];
+};
+
+static void set_comm(struct mix_state *m)
+{
+	char name[16];
+	int len = 1 + (int)(m->next_comm % 15), n;
+
+	n = snprintf(name, sizeof(name), "c%u", m->next_comm++);
+	while (n < len)
+		name[n++] = '_';
+	name[n < 15 ? n : 15] = 0;
+	prctl(PR_SET_NAME, name);
+}
+
+static uint64_t last_u64(const struct perf_event_header *h)
+{
+	uint64_t t;
+
+	memcpy(&t, (const char *)h + h->size - 8, 8);
+	return t;
+}
+
+/* Returns the COMM counter, or -1 for a sample; asserts the layout. */
+static long check_mixed(struct __test_metadata *_metadata,
+			const struct perf_event_header *h)
+{
+	const char *comm;
+	size_t len;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		EXPECT_EQ(SAMPLE_SIZE, h->size);
+		return -1;
+	}
+	EXPECT_EQ((uint32_t)PERF_RECORD_COMM, h->type);
+	if (h->type != PERF_RECORD_COMM)
+		return -2;
+	/* header, pid, tid, comm (NUL, padded to 8), sample_id: tid, time */
+	comm = (const char *)h + 16;
+	len = strnlen(comm, h->size - 16);
+	EXPECT_EQ((size_t)(8 + 8 + ((len + 1 + 7) & ~7ul) + 16), (size_t)h->size);
+	EXPECT_EQ('c', comm[0]);
+	return strtol(comm + 1, NULL, 10);
+}
+
+static void mixed_attr(struct perf_event_attr *a, bool write_backward)
+{
+	task_clock_attr(a);
+	a->sample_period = 100000;	/* 100 us: leaves room for COMMs */
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	a->sample_id_all = 1;
+	a->comm = 1;
+	a->write_backward = write_backward;
+}
+
+TEST(write_backward_mixed_real_kernel)
+{
+	struct perf_event_header *h;
+	struct perf_event_attr a;
+	struct pevt_evsel *ev;
+	struct pevt_mmap *map;
+	struct pevt_mmap_stats st;
+	struct mix_state m = { 0 };
+	uint64_t prev_t = UINT64_MAX, bytes = 0;
+	long prev_c = -1, c;
+	size_t n = 0, comms = 0;
+	int round;
+
+	prctl(PR_GET_NAME, m.saved);
+	mixed_attr(&a, true);
+	ev = pevt_evsel__new(&a);
+	ASSERT_NE(NULL, ev);
+	OPEN_OR_SKIP(ev, 0, -1, NULL, NULL);
+	map = pevt_evsel__mmap(ev, 2, NULL);
+	ASSERT_NE(NULL, map);
+	ASSERT_EQ(0, pevt_evsel__enable(ev));
+	for (round = 0; round < 2000; round++) {
+		spin_ms(round % 3 ? 0 : 1);
+		set_comm(&m);
+		if (-pevt_mmap__read_head(map) > 4 * pevt_mmap__data_size(map) &&
+		    round > 200)
+			break;
+	}
+	ASSERT_EQ(0, pevt_evsel__pause(ev, true));
+	prctl(PR_SET_NAME, m.saved);
+
+	ASSERT_EQ(0, pevt_mmap__read_init(map));
+	while ((h = pevt_mmap__read_event(map))) {
+		c = check_mixed(_metadata, h);
+		ASSERT_NE(-2, c);
+		ASSERT_LE(last_u64(h), prev_t);
+		prev_t = last_u64(h);
+		if (c >= 0) {
+			/* Newest first: counters strictly decrease. */
+			if (prev_c >= 0)
+				ASSERT_EQ(prev_c - 1, c);
+			prev_c = c;
+			comms++;
+		}
+		bytes += h->size;
+		n++;
+	}
+	pevt_mmap__stats(map, &st);
+	ASSERT_EQ(0, pevt_mmap__read_done(map));
+	TH_LOG("write_backward mixed: %zu records (%zu COMM), %llu of %zu bytes, stop %s",
+	       n, comms, (unsigned long long)bytes, pevt_mmap__data_size(map),
+	       pevt_read_stop__name(st.stop));
+	EXPECT_LE(bytes, pevt_mmap__data_size(map));
+	/* Whatever stopped the walk, it was a record not wholly in the buffer. */
+	EXPECT_EQ(PEVT_STOP_OVERWRITTEN, (int)st.stop);
+	EXPECT_GT(bytes + 64 + 16, pevt_mmap__data_size(map));
+	EXPECT_GT(comms, 10ul);
+	pevt_evsel__delete(ev);
+}
+
+TEST(forward_mixed_real_kernel)
+{
+	LIBPEVT_OPTS(pevt_mmap_opts, o, .writable = true);
+	struct perf_event_header *h;
+	struct perf_event_attr a;
+	struct pevt_evsel *ev;
+	struct pevt_mmap *map;
+	struct mix_state m = { 0 };
+	uint64_t prev_t = 0;
+	long prev_c = -1, c;
+	size_t comms = 0, samples = 0;
+	int round;
+
+	prctl(PR_GET_NAME, m.saved);
+	mixed_attr(&a, false);
+	a.watermark = 0;
+	ev = pevt_evsel__new(&a);
+	ASSERT_NE(NULL, ev);
+	OPEN_OR_SKIP(ev, 0, -1, NULL, NULL);
+	map = pevt_evsel__mmap(ev, 1, &o);
+	ASSERT_NE(NULL, map);
+	ASSERT_EQ(0, pevt_evsel__enable(ev));
+	for (round = 0; round < 400; round++) {
+		int err;
+
+		set_comm(&m);
+		spin_ms(round % 4 ? 0 : 1);
+		err = pevt_mmap__read_init(map);
+		if (err == -EAGAIN)
+			continue;
+		ASSERT_EQ(0, err);
+		while ((h = pevt_mmap__read_event(map))) {
+			if (h->type == PERF_RECORD_LOST) {
+				/* Drops break the COMM sequence: restart it. */
+				prev_c = -1;
+				pevt_mmap__consume(map);
+				continue;
+			}
+			c = check_mixed(_metadata, h);
+			ASSERT_NE(-2, c);
+			ASSERT_GE(last_u64(h), prev_t);
+			prev_t = last_u64(h);
+			if (c >= 0) {
+				if (prev_c >= 0)
+					ASSERT_EQ(prev_c + 1, c);
+				prev_c = c;
+				comms++;
+			} else {
+				samples++;
+			}
+			pevt_mmap__consume(map);
+		}
+		ASSERT_EQ(0, pevt_mmap__read_done(map));
+	}
+	prctl(PR_SET_NAME, m.saved);
+	TH_LOG("forward mixed: %zu samples, %zu COMM", samples, comms);
+	EXPECT_GT(comms, 100ul);
 	pevt_evsel__delete(ev);
 }
 
