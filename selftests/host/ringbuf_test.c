@@ -392,6 +392,22 @@ TEST_F(forward, read_only_keeps_tail)
 	EXPECT_EQ(0ull, s->pc->data_tail);
 	/* It still remembers its own position. */
 	EXPECT_EQ(-EAGAIN, pevt_mmap__read_init(ro));
+
+	/* Lapped (overwrite): -EOVERFLOW until rewind() skips to the head. */
+	s->overwrite = true;
+	write_some(s, variant->variable, s->size / 8);
+	EXPECT_EQ(-EOVERFLOW, pevt_mmap__read_init(ro));
+	EXPECT_EQ(EOVERFLOW, errno);
+	EXPECT_EQ(-EOVERFLOW, pevt_mmap__read_done(ro));
+	EXPECT_EQ(-EOVERFLOW, pevt_mmap__read_init(ro));
+	pevt_mmap__rewind(ro);
+	EXPECT_EQ(-EAGAIN, pevt_mmap__read_init(ro));
+	write_some(s, variant->variable, 1);
+	ASSERT_EQ(0, pevt_mmap__read_init(ro));
+	ASSERT_NE(NULL, pevt_mmap__read_event(ro));
+	EXPECT_EQ(NULL, pevt_mmap__read_event(ro));
+	EXPECT_EQ(0, pevt_mmap__read_done(ro));
+	EXPECT_EQ(0ull, s->pc->data_tail);
 	pevt_mmap__delete(ro);
 }
 

@@ -478,8 +478,23 @@ int pevt_mmap__read_done(struct pevt_mmap *map)
 
 void pevt_mmap__rewind(struct pevt_mmap *map)
 {
-	if (map->mode != PEVT_READ_FORWARD)
+	uint64_t head;
+
+	if (map->mode != PEVT_READ_FORWARD) {
 		reset_position(map);
+		return;
+	}
+	/*
+	 * FORWARD cannot go back (the kernel may have reused consumed
+	 * space): skip to the head instead, as perf does when it falls
+	 * behind an overwrite buffer (-EOVERFLOW).
+	 */
+	head = pevt_mmap__read_head(map);
+	if (head & 7)
+		return;
+	map->pos = head;
+	map->in_pass = false;
+	pevt_mmap__consume(map);
 }
 
 void pevt_mmap__stats(struct pevt_mmap *map, struct pevt_mmap_stats *stats)

@@ -138,7 +138,11 @@ LIBPEVT_API struct perf_event_header *pevt_mmap__read_event(struct pevt_mmap *ma
 LIBPEVT_API void pevt_mmap__consume(struct pevt_mmap *map);
 LIBPEVT_API int pevt_mmap__read_done(struct pevt_mmap *map);
 
-/* Forget what was read: the next pass walks the whole buffer again. */
+/*
+ * Backward modes: forget what was read, the next pass walks the whole
+ * buffer again.  FORWARD: skip (and consume) everything up to data_head,
+ * the way out of -EOVERFLOW.
+ */
 LIBPEVT_API void pevt_mmap__rewind(struct pevt_mmap *map);
 
 LIBPEVT_API void pevt_mmap__stats(struct pevt_mmap *map,
