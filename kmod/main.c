@@ -1,17 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pevt module entry: bring the subsystems up in order, down in reverse.
+ * /dev/pevt comes last: nothing can be opened before the rest is ready.
  */
 #include <linux/module.h>
 #include <linux/init.h>
 
+#include "internal.h"
+
 static int __init pevt_init(void)
 {
+	int ret;
+
+	ret = pevt_core_init();
+	if (ret)
+		return ret;
+	ret = pevt_context_init();
+	if (ret)
+		goto err_core;
+	ret = pevt_sw_init();
+	if (ret)
+		goto err_context;
+	ret = pevt_chardev_init();
+	if (ret)
+		goto err_sw;
 	return 0;
+
+err_sw:
+	pevt_sw_exit();
+err_context:
+	pevt_context_exit();
+err_core:
+	pevt_core_exit();
+	return ret;
 }
 
 static void __exit pevt_exit(void)
 {
+	pevt_chardev_exit();
+	pevt_sw_exit();
+	pevt_context_exit();
+	pevt_core_exit();
 }
 
 module_init(pevt_init);

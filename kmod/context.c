@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt contexts: one per CPU, one per monitored task.
+ *
+ * Task contexts live in a hash keyed by task_struct pointer.  While at
+ * least one exists, two tracepoint probes are registered:
+ *  - sched_switch: schedules the outgoing task's context out and the
+ *    incoming task's context in.  It runs under the runqueue lock with
+ *    irqs off, so it only takes raw spinlocks (see internal.h).
+ *  - sched_process_exit: the task is going away; its context goes
+ *    inactive for good (events keep their final values) and leaves the
+ *    hash.
+ * With no task context the probes are unregistered and the switch path
+ * costs nothing.  The tracepoints are found by name with
+ * for_each_kernel_tracepoint() (they are not exported), as lttng-modules
+ * does.
+ */
+#include <linux/hashtable.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "internal.h"
+#include "compat.h"
+
+DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
+
+#define PEVT_TASK_HASH_BITS	7
+static DEFINE_HASHTABLE(pevt_task_hash, PEVT_TASK_HASH_BITS);
+static DEFINE_RAW_SPINLOCK(pevt_task_hash_lock);
+static DEFINE_MUTEX(pevt_task_mutex);
+static unsigned int pevt_nr_task_ctx;	/* pevt_task_mutex */
+
+/* Caller holds rcu_read_lock() or pevt_task_hash_lock. */
+static struct pevt_context *task_ctx_lookup(struct task_struct *task)
+{
+	struct pevt_context *ctx;
+
+	hash_for_each_possible_rcu(pevt_task_hash, ctx, hash_node,
+				   (unsigned long)task)
+		if (ctx->task == task)
+			return ctx;
+	return NULL;
+}
+
+/**
+ * ctx_task_sched_in() - make a task context active on this CPU.
+ * @cpuctx: this CPU's context
+ * @ctx: the task context of the task now running here, ctx->lock held
+ *
+ * Irqs off.  Perf's priority order: CPU pinned (already on), task pinned,
+ * CPU flexible, task flexible.  Only groups needing slots can be affected
+ * by the order, so software-only task contexts skip the CPU context.
+ */
+void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx)
+{
+	struct pevt_context *cctx = &cpuctx->ctx;
+
+	ctx->timestamp = local_clock();
+	ctx->active_cpu = smp_processor_id();
+	cpuctx->task_ctx = ctx;
+	if (!ctx->nr_events)
+		return;
+
+	if (!ctx->nr_hw_events) {
+		ctx_sched_in(ctx, PEVT_EVENT_ALL);
+		return;
+	}
+	raw_spin_lock(&cctx->lock);	/* nests inside the task ctx lock */
+	pevt_update_context_time(cctx);
+	ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
+	ctx_sched_in(ctx, PEVT_EVENT_PINNED);
+	ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
+	ctx_sched_in(ctx, PEVT_EVENT_FLEXIBLE);
+	raw_spin_unlock(&cctx->lock);
+}
+
+/**
+ * ctx_task_sched_out() - make the task context active here inactive.
+ * @cpuctx: this CPU's context
+ * @ctx: cpuctx->task_ctx, ctx->lock held
+ *
+ * Irqs off.  Its time stops: enabled time of its events stops accruing.
+ */
+void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx)
+{
+	pevt_update_context_time(ctx);
+	ctx_sched_out(ctx, PEVT_EVENT_ALL);
+	ctx->active_cpu = -1;
+	if (cpuctx->task_ctx == ctx)
+		cpuctx->task_ctx = NULL;
+}
+
+static void pevt_probe_sched_switch(void *data, bool preempt,
+				    struct task_struct *prev,
+				    struct task_struct *next,
+				    unsigned int prev_state)
+{
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	struct pevt_context *ctx = cpuctx->task_ctx;
+
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		ctx_task_sched_out(cpuctx, ctx);
+		raw_spin_unlock(&ctx->lock);
+	}
+
+	rcu_read_lock();
+	ctx = task_ctx_lookup(next);
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (!ctx->dead && ctx->active_cpu < 0)
+			ctx_task_sched_in(cpuctx, ctx);
+		raw_spin_unlock(&ctx->lock);
+	}
+	rcu_read_unlock();
+}
+
+static void pevt_probe_sched_exit(void *data, struct task_struct *task)
+{
+	struct pevt_context *ctx;
+	unsigned long flags;
+
+	/* task == current; irqs on, preemption off: irqsave for the IPIs. */
+	raw_spin_lock_irqsave(&pevt_task_hash_lock, flags);
+	ctx = task_ctx_lookup(task);
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (ctx->active_cpu == smp_processor_id())
+			ctx_task_sched_out(this_cpu_ptr(&pevt_cpu_ctx), ctx);
+		ctx->dead = true;
+		raw_spin_unlock(&ctx->lock);
+		hash_del_rcu(&ctx->hash_node);
+	}
+	raw_spin_unlock_irqrestore(&pevt_task_hash_lock, flags);
+}
+
+static struct pevt_tp {
+	const char		*name;
+	void			*probe;
+	struct tracepoint	*tp;
+} pevt_tps[] = {
+	{ "sched_switch",	pevt_probe_sched_switch },
+	{ "sched_process_exit",	pevt_probe_sched_exit },
+};
+
+static void pevt_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++)
+		if (!strcmp(tp->name, pevt_tps[i].name))
+			pevt_tps[i].tp = tp;
+}
+
+/* pevt_task_mutex held: register the probes with the first task context. */
+static int pevt_tp_get(void)
+{
+	int i, ret;
+
+	if (pevt_nr_task_ctx++)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
+		ret = tracepoint_probe_register(pevt_tps[i].tp,
+						pevt_tps[i].probe, NULL);
+		if (ret)
+			goto err;
+	}
+	return 0;
+err:
+	while (--i >= 0)
+		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
+					    NULL);
+	pevt_nr_task_ctx--;
+	return ret;
+}
+
+/* pevt_task_mutex held: unregister with the last task context. */
+static void pevt_tp_put(void)
+{
+	int i;
+
+	if (--pevt_nr_task_ctx)
+		return;
+	for (i = ARRAY_SIZE(pevt_tps) - 1; i >= 0; i--)
+		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
+					    NULL);
+}
+
+/*
+ * IPI on the CPU the task was last seen on.  A context created while its
+ * task runs was not in the hash when the task was switched in; activate
+ * it now if the task is current here.  If it is not, the task was not
+ * running when we looked, and its next switch-in sees the hash entry
+ * (smp_mb() in ctx_get_task() pairs with the runqueue locking between
+ * set_task_cpu() and the switch), the argument of perf's
+ * perf_install_in_context().
+ */
+static void ctx_task_activate_ipi(void *info)
+{
+	struct pevt_context *ctx = info;
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	struct pevt_context *cur;
+
+	if (current != ctx->task)
+		return;
+	cur = cpuctx->task_ctx;
+	if (cur && cur != ctx) {
+		raw_spin_lock(&cur->lock);
+		ctx_task_sched_out(cpuctx, cur);
+		raw_spin_unlock(&cur->lock);
+	}
+	raw_spin_lock(&ctx->lock);
+	if (!ctx->dead && ctx->active_cpu < 0)
+		ctx_task_sched_in(cpuctx, ctx);
+	raw_spin_unlock(&ctx->lock);
+}
+
+/**
+ * ctx_get_cpu() - the context of a CPU.
+ * @cpu: a possible CPU
+ *
+ * CPU contexts are static; ctx_put() on them does nothing.
+ *
+ * Return: the context.
+ */
+struct pevt_context *ctx_get_cpu(int cpu)
+{
+	return &pevt_cpuctx(cpu)->ctx;
+}
+
+/**
+ * ctx_get_task() - find or create the context of a task, with a reference.
+ * @task: the task (caller holds a reference)
+ *
+ * Process context, may sleep.
+ *
+ * Return: the context, ERR_PTR(-ESRCH) if the task is exiting, or
+ * ERR_PTR(-ENOMEM).
+ */
+struct pevt_context *ctx_get_task(struct task_struct *task)
+{
+	struct pevt_context *ctx;
+	int ret;
+
+	mutex_lock(&pevt_task_mutex);
+	rcu_read_lock();
+	ctx = task_ctx_lookup(task);
+	/* Under the mutex a hashed context cannot be on its way out. */
+	if (ctx && refcount_inc_not_zero(&ctx->refcount)) {
+		rcu_read_unlock();
+		mutex_unlock(&pevt_task_mutex);
+		return ctx;
+	}
+	rcu_read_unlock();
+
+	ret = -ESRCH;
+	if (task->flags & PF_EXITING)
+		goto err_unlock;
+	ret = -ENOMEM;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		goto err_unlock;
+	get_task_struct(task);
+	pevt_ctx_init(ctx, -1, task);
+
+	/* Probes first, so no switch of the task is missed once hashed. */
+	ret = pevt_tp_get();
+	if (ret)
+		goto err_free;
+
+	raw_spin_lock_irq(&pevt_task_hash_lock);
+	/*
+	 * PF_EXITING is set before the exit tracepoint, which takes this
+	 * lock: either we see the flag, or the exit probe sees our entry.
+	 */
+	if (task->flags & PF_EXITING) {
+		raw_spin_unlock_irq(&pevt_task_hash_lock);
+		ret = -ESRCH;
+		goto err_tp;
+	}
+	hash_add_rcu(pevt_task_hash, &ctx->hash_node, (unsigned long)task);
+	raw_spin_unlock_irq(&pevt_task_hash_lock);
+	mutex_unlock(&pevt_task_mutex);
+
+	smp_mb();	/* hash entry visible before we read task_cpu() */
+	smp_call_function_single(task_cpu(task), ctx_task_activate_ipi, ctx, 1);
+	return ctx;
+
+err_tp:
+	pevt_tp_put();
+err_free:
+	put_task_struct(task);
+	kfree(ctx);
+err_unlock:
+	mutex_unlock(&pevt_task_mutex);
+	return ERR_PTR(ret);
+}
+
+static int __ctx_kill(struct pevt_context *ctx, void *data, bool active)
+{
+	if (active)
+		ctx_task_sched_out(this_cpu_ptr(&pevt_cpu_ctx), ctx);
+	ctx->dead = true;
+	return 0;
+}
+
+/**
+ * ctx_put() - drop a task context reference; the last one frees it.
+ * @ctx: the context (CPU contexts: no-op)
+ *
+ * Process context, may sleep.  The context has no events left.
+ */
+void ctx_put(struct pevt_context *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (!task)
+		return;
+	/* Under the mutex, so ctx_get_task() never finds a dying context. */
+	if (!refcount_dec_and_mutex_lock(&ctx->refcount, &pevt_task_mutex))
+		return;
+
+	raw_spin_lock_irq(&pevt_task_hash_lock);
+	if (!hlist_unhashed(&ctx->hash_node))
+		hash_del_rcu(&ctx->hash_node);
+	raw_spin_unlock_irq(&pevt_task_hash_lock);
+	/*
+	 * Out of the hash, but maybe active on a CPU: deactivate it there,
+	 * which also clears that CPU's cpuctx->task_ctx pointer.
+	 */
+	ctx_function_call(ctx, __ctx_kill, NULL);
+	pevt_tp_put();
+	mutex_unlock(&pevt_task_mutex);
+
+	put_task_struct(task);
+	/* A probe may still hold a pointer from its RCU hash walk. */
+	kfree_rcu(ctx, rcu);
+}
+
+static void pevt_cpu_ctx_start(void *info)
+{
+	struct pevt_context *ctx = &this_cpu_ptr(&pevt_cpu_ctx)->ctx;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	ctx->timestamp = local_clock();
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/**
+ * pevt_context_init() - set up CPU contexts, find the tracepoints.
+ *
+ * Return: 0 or -ENOENT if a needed tracepoint does not exist.
+ */
+int pevt_context_init(void)
+{
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		struct pevt_cpu_context *cpuctx = pevt_cpuctx(cpu);
+
+		pevt_ctx_init(&cpuctx->ctx, cpu, NULL);
+		cpuctx->task_ctx = NULL;
+	}
+	on_each_cpu(pevt_cpu_ctx_start, NULL, 1);
+
+	for_each_kernel_tracepoint(pevt_tp_lookup, NULL);
+	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
+		if (!pevt_tps[i].tp) {
+			pr_err("pevt: tracepoint %s not found\n",
+			       pevt_tps[i].name);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pevt_context_exit() - wait until no probe runs any more.
+ *
+ * Every event fd is closed (module refcount), so every task context is
+ * gone and the probes are unregistered; a probe may still be finishing.
+ */
+void pevt_context_exit(void)
+{
+	WARN_ON_ONCE(pevt_nr_task_ctx);
+	tracepoint_synchronize_unregister();
+	/* kfree_rcu() callbacks do not run module code; nothing more. */
+}

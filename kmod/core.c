@@ -1,0 +1,1015 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt core: event lifetime, groups, scheduling of groups in a context,
+ * read(), ioctls.  The structures and locking rules are in internal.h.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/uaccess.h>
+#include <linux/pevt.h>
+
+#include "internal.h"
+#include "compat.h"
+
+static LIST_HEAD(pevt_sources);
+static DEFINE_MUTEX(pevt_sources_mutex);
+static atomic64_t pevt_event_id_seq = ATOMIC64_INIT(0);
+
+static const struct file_operations pevt_event_fops;
+
+/**
+ * pevt_source_register() - make a source available to PEVT_IOC_OPEN.
+ * @src: the source; must stay valid until pevt_source_unregister()
+ *
+ * Return: 0.
+ */
+int pevt_source_register(struct pevt_source_ops *src)
+{
+	mutex_lock(&pevt_sources_mutex);
+	list_add_tail(&src->entry, &pevt_sources);
+	mutex_unlock(&pevt_sources_mutex);
+	return 0;
+}
+
+/**
+ * pevt_source_unregister() - undo pevt_source_register().
+ * @src: the source; no event may use it any more
+ */
+void pevt_source_unregister(struct pevt_source_ops *src)
+{
+	mutex_lock(&pevt_sources_mutex);
+	list_del(&src->entry);
+	mutex_unlock(&pevt_sources_mutex);
+}
+
+/* Like perf_init_event(): the first source not answering -ENOENT wins. */
+static int pevt_init_event_source(struct pevt_event *event)
+{
+	struct pevt_source_ops *src;
+	int ret = -ENOENT;
+
+	mutex_lock(&pevt_sources_mutex);
+	list_for_each_entry(src, &pevt_sources, entry) {
+		ret = src->init(event);
+		if (ret == -ENOENT)
+			continue;
+		if (!ret)
+			event->src = src;
+		break;
+	}
+	mutex_unlock(&pevt_sources_mutex);
+	return ret;
+}
+
+/* ---- time ---------------------------------------------------------- */
+
+/**
+ * pevt_update_context_time() - advance ctx->time to now.
+ * @ctx: an active context, on its CPU, ctx->lock held
+ */
+void pevt_update_context_time(struct pevt_context *ctx)
+{
+	u64 now = local_clock();
+
+	lockdep_assert_held(&ctx->lock);
+	ctx->time += now - ctx->timestamp;
+	ctx->timestamp = now;
+}
+
+/**
+ * pevt_event_update_time() - bring enabled/running up to ctx->time.
+ * @event: the event, ctx->lock held
+ *
+ * Same rule as perf_event_update_time(): enabled time accrues in states
+ * >= INACTIVE, running time only in ACTIVE, both measured in ctx time,
+ * which stands still while the context is not active.
+ */
+void pevt_event_update_time(struct pevt_event *event)
+{
+	u64 now = event->ctx->time;
+	u64 delta = now - event->tstamp;
+
+	if (event->state >= PEVT_STATE_INACTIVE)
+		event->total_time_enabled += delta;
+	if (event->state == PEVT_STATE_ACTIVE)
+		event->total_time_running += delta;
+	event->tstamp = now;
+}
+
+/**
+ * pevt_event_set_state() - change state, accounting time up to now first.
+ * @event: the event, ctx->lock held
+ * @state: the new state
+ */
+void pevt_event_set_state(struct pevt_event *event, enum pevt_event_state state)
+{
+	if (event->state == state)
+		return;
+	pevt_event_update_time(event);
+	event->state = state;
+}
+
+/* ---- scheduling groups in/out of a context ------------------------- */
+
+static bool event_filter_match(struct pevt_event *event)
+{
+	return event->cpu == -1 || event->cpu == smp_processor_id();
+}
+
+static bool group_is_software(struct pevt_event *leader)
+{
+	struct pevt_event *sibling;
+
+	if (!(leader->src->caps & PEVT_SRC_SOFTWARE))
+		return false;
+	pevt_for_each_sibling(sibling, leader)
+		if (!(sibling->src->caps & PEVT_SRC_SOFTWARE))
+			return false;
+	return true;
+}
+
+static int event_sched_in(struct pevt_event *event, struct pevt_context *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+
+	if (event->state <= PEVT_STATE_OFF)
+		return 0;
+	if (event->state == PEVT_STATE_ACTIVE)
+		return 0;
+
+	event->oncpu = smp_processor_id();
+	/*
+	 * Set ACTIVE before add(): a source may look at the state, and the
+	 * time accounting below must see the transition at ctx->time now.
+	 */
+	pevt_event_set_state(event, PEVT_STATE_ACTIVE);
+	if (event->src->add(event, PERF_EF_START)) {
+		pevt_event_set_state(event, PEVT_STATE_INACTIVE);
+		event->oncpu = -1;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void event_sched_out(struct pevt_event *event, struct pevt_context *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+
+	if (event->state != PEVT_STATE_ACTIVE)
+		return;
+	event->src->del(event, PERF_EF_UPDATE);
+	event->oncpu = -1;
+	pevt_event_set_state(event, PEVT_STATE_INACTIVE);
+}
+
+/**
+ * pevt_group_sched_in() - put a whole group on this CPU, or none of it.
+ * @leader: group leader
+ * @ctx: its context, active on this CPU, ctx->lock held, time updated
+ *
+ * Return: 0, or -EAGAIN if some member did not fit (all rolled back).
+ */
+int pevt_group_sched_in(struct pevt_event *leader, struct pevt_context *ctx)
+{
+	struct pevt_event *sibling, *failed = NULL;
+
+	if (leader->state <= PEVT_STATE_OFF)
+		return 0;
+	if (event_sched_in(leader, ctx))
+		return -EAGAIN;
+	pevt_for_each_sibling(sibling, leader) {
+		if (event_sched_in(sibling, ctx)) {
+			failed = sibling;
+			break;
+		}
+	}
+	if (!failed)
+		return 0;
+
+	/* Roll back: no time elapsed, so running time gains nothing. */
+	pevt_for_each_sibling(sibling, leader) {
+		if (sibling == failed)
+			break;
+		event_sched_out(sibling, ctx);
+	}
+	event_sched_out(leader, ctx);
+	return -EAGAIN;
+}
+
+/**
+ * pevt_group_sched_out() - take a whole group off this CPU.
+ * @leader: group leader
+ * @ctx: its context, ctx->lock held, time updated
+ */
+void pevt_group_sched_out(struct pevt_event *leader, struct pevt_context *ctx)
+{
+	struct pevt_event *sibling;
+
+	event_sched_out(leader, ctx);
+	pevt_for_each_sibling(sibling, leader)
+		event_sched_out(sibling, ctx);
+}
+
+/**
+ * ctx_sched_in() - schedule the groups of an active context in.
+ * @ctx: context active on this CPU, ctx->lock held, time updated
+ * @type: pinned and/or flexible groups
+ *
+ * Perf's policy (6.1 merge_sched_in): pinned groups that do not fit go to
+ * ERROR; flexible groups are tried in list order, software-only groups
+ * always go on, and after the first flexible group that does not fit no
+ * other group needing slots is tried (ctx->rotate_necessary is set).
+ *
+ * This is where the rotation scheduler (rotation.c) hooks in: it may
+ * replace the flexible pass with its planned rotation.
+ */
+void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type)
+{
+	struct pevt_event *leader;
+	bool can_add_hw = true;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (type & PEVT_EVENT_PINNED) {
+		list_for_each_entry(leader, &ctx->pinned_groups, group_entry) {
+			if (leader->state != PEVT_STATE_INACTIVE ||
+			    !event_filter_match(leader))
+				continue;
+			if (pevt_group_sched_in(leader, ctx))
+				pevt_event_set_state(leader, PEVT_STATE_ERROR);
+		}
+	}
+	if (type & PEVT_EVENT_FLEXIBLE) {
+		list_for_each_entry(leader, &ctx->flexible_groups, group_entry) {
+			bool sw;
+
+			if (leader->state != PEVT_STATE_INACTIVE ||
+			    !event_filter_match(leader))
+				continue;
+			sw = group_is_software(leader);
+			if ((sw || can_add_hw) && !pevt_group_sched_in(leader, ctx))
+				continue;
+			can_add_hw = false;
+			ctx->rotate_necessary = 1;
+		}
+	}
+}
+
+/**
+ * ctx_sched_out() - schedule the groups of a context out.
+ * @ctx: context active on this CPU, ctx->lock held, time updated
+ * @type: pinned and/or flexible groups
+ */
+void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type)
+{
+	struct pevt_event *leader;
+
+	lockdep_assert_held(&ctx->lock);
+
+	if (type & PEVT_EVENT_PINNED)
+		list_for_each_entry(leader, &ctx->pinned_groups, group_entry)
+			pevt_group_sched_out(leader, ctx);
+	if (type & PEVT_EVENT_FLEXIBLE)
+		list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
+			pevt_group_sched_out(leader, ctx);
+	if (type == PEVT_EVENT_ALL)
+		ctx->rotate_necessary = 0;
+}
+
+/**
+ * pevt_ctx_changed() - the set of enabled events of @ctx changed.
+ * @ctx: the context, ctx->mutex held (not ctx->lock)
+ *
+ * Called after an event was added, removed, enabled or disabled, so that
+ * the rotation scheduler can re-plan.  Nothing to do without it.
+ */
+void pevt_ctx_changed(struct pevt_context *ctx)
+{
+}
+
+/* ---- running a function where the context is active --------------- */
+
+struct pevt_fcall {
+	struct pevt_context	*ctx;
+	pevt_ctx_fn		fn;
+	void			*data;
+	int			ret;
+};
+
+static void ctx_function_remote(void *info)
+{
+	struct pevt_fcall *fc = info;
+	struct pevt_context *ctx = fc->ctx;
+
+	raw_spin_lock(&ctx->lock);
+	if (ctx->active_cpu != smp_processor_id()) {
+		fc->ret = -EAGAIN;	/* the task moved: try again */
+	} else {
+		pevt_update_context_time(ctx);
+		fc->ret = fc->fn(ctx, fc->data, true);
+	}
+	raw_spin_unlock(&ctx->lock);
+}
+
+/**
+ * ctx_function_call() - run @fn on @ctx with ctx->lock held, where it runs.
+ * @ctx: the context
+ * @fn: function; @active tells whether ctx is active on this CPU (time
+ *	already updated) or inactive (times frozen, nothing ACTIVE)
+ * @data: argument for @fn
+ *
+ * Like perf's event_function_call(): if the context is active on some CPU
+ * the function runs there from an IPI, so sources are only touched on
+ * their own CPU; if the task moved in between, retry.
+ * Process context, no spinlock held.
+ *
+ * Return: what @fn returned.
+ */
+int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data)
+{
+	struct pevt_fcall fc = { .ctx = ctx, .fn = fn, .data = data };
+	int cpu, ret;
+
+	for (;;) {
+		raw_spin_lock_irq(&ctx->lock);
+		cpu = ctx->active_cpu;
+		if (cpu < 0 || (ctx->task == NULL && !cpu_online(cpu))) {
+			ret = fn(ctx, data, false);
+			raw_spin_unlock_irq(&ctx->lock);
+			return ret;
+		}
+		raw_spin_unlock_irq(&ctx->lock);
+
+		fc.ret = -EAGAIN;
+		if (smp_call_function_single(cpu, ctx_function_remote, &fc, 1))
+			fc.ret = -EAGAIN;	/* CPU went offline */
+		if (fc.ret != -EAGAIN)
+			return fc.ret;
+		cond_resched();
+	}
+}
+
+/* ---- install / remove ---------------------------------------------- */
+
+static struct list_head *ctx_group_list(struct pevt_context *ctx,
+					struct pevt_event *event)
+{
+	return event->attr.pinned ? &ctx->pinned_groups : &ctx->flexible_groups;
+}
+
+static int __pevt_install(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_event *event = data;
+	struct pevt_event *leader = event->group_leader;
+
+	if (ctx->dead)
+		return -ESRCH;
+
+	/* tstamp in ctx time: no enabled time before now. */
+	event->tstamp = ctx->time;
+	list_add_tail(&event->event_entry, &ctx->event_list);
+	ctx->nr_events++;
+	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
+		ctx->nr_hw_events++;
+	if (leader == event) {
+		list_add_tail(&event->group_entry, ctx_group_list(ctx, event));
+	} else {
+		list_add_tail(&event->group_entry, &leader->sibling_list);
+		leader->nr_siblings++;
+	}
+	event->attached = true;
+
+	if (!active || event->state != PEVT_STATE_INACTIVE ||
+	    !event_filter_match(event))
+		return 0;
+	/*
+	 * Like perf's ctx_resched() reduced to what software groups need:
+	 * a new group goes on if it fits; a new sibling goes on with an
+	 * active leader.  Pinned groups that cannot go on are an error.
+	 */
+	if (leader == event) {
+		if (pevt_group_sched_in(event, ctx)) {
+			if (event->attr.pinned)
+				pevt_event_set_state(event, PEVT_STATE_ERROR);
+			else
+				ctx->rotate_necessary = 1;
+		}
+	} else if (leader->state == PEVT_STATE_ACTIVE) {
+		if (event_sched_in(event, ctx)) {
+			/* group no longer fits: take it off, retry later */
+			pevt_group_sched_out(leader, ctx);
+			ctx->rotate_necessary = 1;
+		}
+	}
+	return 0;
+}
+
+/* perf_group_detach(): siblings of a removed leader become singletons. */
+static void pevt_group_detach(struct pevt_event *event)
+{
+	struct pevt_context *ctx = event->ctx;
+	struct pevt_event *sibling, *tmp;
+
+	if (!pevt_event_is_leader(event)) {
+		list_del_init(&event->group_entry);
+		event->group_leader->nr_siblings--;
+		event->group_leader = event;
+		return;
+	}
+	list_del_init(&event->group_entry);
+	list_for_each_entry_safe(sibling, tmp, &event->sibling_list, group_entry) {
+		sibling->group_leader = sibling;
+		list_move_tail(&sibling->group_entry,
+			       ctx_group_list(ctx, sibling));
+	}
+	event->nr_siblings = 0;
+}
+
+static int __pevt_remove(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_event *event = data;
+
+	if (!event->attached)
+		return 0;
+	if (active)
+		event_sched_out(event, ctx);
+	pevt_event_update_time(event);
+	pevt_group_detach(event);
+	list_del_init(&event->event_entry);
+	ctx->nr_events--;
+	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
+		ctx->nr_hw_events--;
+	event->attached = false;
+	return 0;
+}
+
+/* ---- enable / disable / reset -------------------------------------- */
+
+static int __pevt_enable(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_event *event = data;
+	struct pevt_event *leader = event->group_leader;
+
+	if (event->state >= PEVT_STATE_INACTIVE)
+		return 0;
+	/* From OFF or ERROR: no enabled time accrues for the time before. */
+	event->state = PEVT_STATE_OFF;
+	event->tstamp = ctx->time;
+	pevt_event_set_state(event, PEVT_STATE_INACTIVE);
+
+	if (!active || !event_filter_match(event))
+		return 0;
+	if (leader == event) {
+		if (pevt_group_sched_in(event, ctx)) {
+			if (event->attr.pinned)
+				pevt_event_set_state(event, PEVT_STATE_ERROR);
+			else
+				ctx->rotate_necessary = 1;
+		}
+	} else if (leader->state == PEVT_STATE_ACTIVE) {
+		if (event_sched_in(event, ctx)) {
+			pevt_group_sched_out(leader, ctx);
+			ctx->rotate_necessary = 1;
+		}
+	}
+	return 0;
+}
+
+static int __pevt_disable(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_event *event = data;
+
+	if (event->state < PEVT_STATE_INACTIVE)
+		return 0;
+	if (active) {
+		if (pevt_event_is_leader(event))
+			pevt_group_sched_out(event, ctx);
+		else
+			event_sched_out(event, ctx);
+	}
+	pevt_event_set_state(event, PEVT_STATE_OFF);
+	return 0;
+}
+
+static void event_fold_count(struct pevt_event *event, bool active)
+{
+	if (active && event->state == PEVT_STATE_ACTIVE &&
+	    event->oncpu == smp_processor_id())
+		event->src->read(event);
+}
+
+static int __pevt_reset(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_event *event = data;
+
+	event_fold_count(event, active);
+	local64_set(&event->count, 0);
+	return 0;
+}
+
+typedef int (*pevt_ctx_fn_t)(struct pevt_context *, void *, bool);
+
+/* perf_event_for_each() with PERF_IOC_FLAG_GROUP: leader, then siblings. */
+static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn_t fn,
+			    bool group)
+{
+	struct pevt_context *ctx = event->ctx;
+	struct pevt_event *sibling;
+
+	if (!group)
+		return ctx_function_call(ctx, fn, event);
+
+	event = event->group_leader;
+	ctx_function_call(ctx, fn, event);
+	pevt_for_each_sibling(sibling, event)
+		ctx_function_call(ctx, fn, sibling);
+	return 0;
+}
+
+/* ---- read() -------------------------------------------------------- */
+
+static size_t pevt_read_size(u64 read_format, int nr_siblings)
+{
+	size_t entry = sizeof(u64);
+	size_t size = 0;
+	int nr = 1;
+
+	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		size += sizeof(u64);
+	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		size += sizeof(u64);
+	if (read_format & PERF_FORMAT_ID)
+		entry += sizeof(u64);
+	if (read_format & PERF_FORMAT_LOST)
+		entry += sizeof(u64);
+	if (read_format & PERF_FORMAT_GROUP) {
+		nr += nr_siblings;
+		size += sizeof(u64);
+	}
+	return size + entry * nr;
+}
+
+struct pevt_read_args {
+	struct pevt_event	*event;
+	u64			*values;
+	size_t			max;	/* entries in values */
+	size_t			n;	/* entries filled */
+	bool			error;	/* group leader in ERROR: read 0 bytes */
+};
+
+static void read_put(struct pevt_read_args *ra, u64 v)
+{
+	if (ra->n < ra->max)
+		ra->values[ra->n] = v;
+	ra->n++;
+}
+
+static void read_entry(struct pevt_read_args *ra, struct pevt_event *e,
+		       u64 read_format)
+{
+	read_put(ra, local64_read(&e->count));
+	if (read_format & PERF_FORMAT_ID)
+		read_put(ra, e->id);
+	if (read_format & PERF_FORMAT_LOST)
+		read_put(ra, atomic64_read(&e->lost));
+}
+
+static int __pevt_read(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_read_args *ra = data;
+	struct pevt_event *event = ra->event;
+	u64 read_format = event->attr.read_format;
+	struct pevt_event *leader, *sibling;
+
+	if (!(read_format & PERF_FORMAT_GROUP)) {
+		if (event->state == PEVT_STATE_ERROR) {
+			ra->error = true;
+			return 0;
+		}
+		event_fold_count(event, active);
+		pevt_event_update_time(event);
+		read_put(ra, local64_read(&event->count));
+		if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			read_put(ra, event->total_time_enabled);
+		if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			read_put(ra, event->total_time_running);
+		if (read_format & PERF_FORMAT_ID)
+			read_put(ra, event->id);
+		if (read_format & PERF_FORMAT_LOST)
+			read_put(ra, atomic64_read(&event->lost));
+		return 0;
+	}
+
+	/* perf_read_group(): the leader's times, then every member. */
+	leader = event->group_leader;
+	if (leader->state == PEVT_STATE_ERROR) {
+		ra->error = true;
+		return 0;
+	}
+	event_fold_count(leader, active);
+	pevt_event_update_time(leader);
+	pevt_for_each_sibling(sibling, leader) {
+		event_fold_count(sibling, active);
+		pevt_event_update_time(sibling);
+	}
+	read_put(ra, 1 + leader->nr_siblings);
+	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		read_put(ra, leader->total_time_enabled);
+	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		read_put(ra, leader->total_time_running);
+	read_entry(ra, leader, read_format);
+	pevt_for_each_sibling(sibling, leader)
+		read_entry(ra, sibling, read_format);
+	return 0;
+}
+
+static ssize_t pevt_event_read(struct file *file, char __user *buf,
+			       size_t count, loff_t *ppos)
+{
+	struct pevt_event *event = file->private_data;
+	struct pevt_context *ctx = event->ctx;
+	struct pevt_read_args ra = { .event = event };
+	size_t size;
+	ssize_t ret;
+
+	mutex_lock(&ctx->mutex);
+	size = pevt_read_size(event->attr.read_format,
+			      event->group_leader->nr_siblings);
+	if (count < size) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	ra.max = size / sizeof(u64);
+	ra.values = kcalloc(ra.max, sizeof(u64), GFP_KERNEL);
+	if (!ra.values) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ctx_function_call(ctx, __pevt_read, &ra);
+	if (ra.error)
+		ret = 0;
+	else if (WARN_ON_ONCE(ra.n != ra.max))
+		ret = -EIO;
+	else if (copy_to_user(buf, ra.values, size))
+		ret = -EFAULT;
+	else
+		ret = size;
+	kfree(ra.values);
+out:
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+/* ---- ioctl() ------------------------------------------------------- */
+
+static long pevt_event_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct pevt_event *event = file->private_data;
+	struct pevt_context *ctx = event->ctx;
+	pevt_ctx_fn_t fn;
+	long ret = 0;
+
+	switch (cmd) {
+	case PERF_EVENT_IOC_ENABLE:
+		fn = __pevt_enable;
+		break;
+	case PERF_EVENT_IOC_DISABLE:
+		fn = __pevt_disable;
+		break;
+	case PERF_EVENT_IOC_RESET:
+		fn = __pevt_reset;
+		break;
+	case PERF_EVENT_IOC_ID:
+		if (put_user(event->id, (u64 __user *)arg))
+			return -EFAULT;
+		return 0;
+	default:
+		/* SET_OUTPUT, PAUSE_OUTPUT...: ring_buffer.c adds them here. */
+		return -ENOTTY;
+	}
+
+	mutex_lock(&ctx->mutex);
+	ret = pevt_event_apply(event, fn, arg & PERF_IOC_FLAG_GROUP);
+	mutex_unlock(&ctx->mutex);
+	if (cmd != PERF_EVENT_IOC_RESET)
+		pevt_ctx_changed(ctx);
+	return ret;
+}
+
+/* ---- lifetime ------------------------------------------------------ */
+
+static void pevt_event_free(struct pevt_event *event)
+{
+	if (event->src && event->src->destroy)
+		event->src->destroy(event);
+	if (event->ctx)
+		ctx_put(event->ctx);
+	kfree(event);
+}
+
+static int pevt_event_release(struct inode *inode, struct file *file)
+{
+	struct pevt_event *event = file->private_data;
+	struct pevt_context *ctx = event->ctx;
+
+	mutex_lock(&ctx->mutex);
+	ctx_function_call(ctx, __pevt_remove, event);
+	mutex_unlock(&ctx->mutex);
+	pevt_ctx_changed(ctx);
+	pevt_event_free(event);
+	return 0;
+}
+
+static const struct file_operations pevt_event_fops = {
+	.owner		= THIS_MODULE,
+	.release	= pevt_event_release,
+	.read		= pevt_event_read,
+	.unlocked_ioctl	= pevt_event_ioctl,
+	.compat_ioctl	= pevt_event_ioctl,
+	/* .mmap, .poll: ring_buffer.c */
+};
+
+/**
+ * pevt_event_from_file() - the event behind a pevt event fd's file.
+ * @file: any file
+ *
+ * Return: the event, or NULL if @file is not a pevt event.
+ */
+struct pevt_event *pevt_event_from_file(struct file *file)
+{
+	if (!file || file->f_op != &pevt_event_fops)
+		return NULL;
+	return file->private_data;
+}
+
+/* ---- open ---------------------------------------------------------- */
+
+/*
+ * What this slice supports of perf_event_attr.  Features perf has and pevt
+ * does not (yet) are -EOPNOTSUPP; malformed ones are -EINVAL, as perf.
+ */
+static int pevt_attr_check(const struct perf_event_attr *attr)
+{
+	if (attr->read_format & ~(u64)(PERF_FORMAT_MAX - 1))
+		return -EINVAL;
+	if (attr->sample_type & ~((u64)(PERF_SAMPLE_MAX - 1) |
+				  PEVT_SAMPLE_SIZE_AT_END))
+		return -EINVAL;
+	if (attr->freq && attr->sample_freq > INT_MAX)
+		return -EINVAL;
+	/* Sampling and side-band records: ring_buffer.c (issue 3). */
+	if (attr->sample_period || attr->mmap || attr->comm || attr->task ||
+	    attr->mmap_data || attr->mmap2 || attr->comm_exec ||
+	    attr->context_switch || attr->namespaces || attr->ksymbol ||
+	    attr->bpf_event || attr->cgroup || attr->text_poke ||
+	    attr->build_id || attr->sigtrap || attr->aux_output ||
+	    attr->watermark || attr->wakeup_events)
+		return -EOPNOTSUPP;
+	if (attr->inherit || attr->inherit_stat || attr->inherit_thread ||
+	    attr->enable_on_exec || attr->remove_on_exec ||
+	    attr->exclusive || attr->use_clockid || attr->precise_ip ||
+	    attr->branch_sample_type || attr->sample_regs_user ||
+	    attr->sample_stack_user || attr->sample_regs_intr ||
+	    attr->aux_watermark || attr->sample_max_stack ||
+	    attr->aux_sample_size || attr->sig_data)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* find_lively_task_by_vpid() and the access check of perf_event_open(). */
+static struct task_struct *pevt_find_task(pid_t pid)
+{
+	struct task_struct *task;
+	struct pid *p;
+
+	if (pid == 0) {
+		get_task_struct(current);
+		return current;
+	}
+	p = find_get_pid(pid);
+	if (!p)
+		return ERR_PTR(-ESRCH);
+	task = get_pid_task(p, PIDTYPE_PID);
+	put_pid(p);
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	return task;
+}
+
+/*
+ * ptrace_may_access() is not exported: allow the caller's own tasks
+ * (same real and effective uid as the target's real and saved uid, the
+ * credential part of PTRACE_MODE_READ_REALCREDS) or CAP_PERFMON.
+ */
+static bool pevt_may_access_task(struct task_struct *task)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	bool ok;
+
+	if (task == current || perfmon_capable())
+		return true;
+	rcu_read_lock();
+	tcred = __task_cred(task);
+	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
+	     uid_eq(cred->uid, tcred->uid);
+	rcu_read_unlock();
+	return ok;
+}
+
+/**
+ * pevt_event_open() - create an event and return an fd for it.
+ * @attr: checked copy of the user's attr (size set)
+ * @pid: 0 (caller), > 0 (that task), -1 (any task: CPU event)
+ * @cpu: -1 (any CPU) or a CPU
+ * @group_fd: leader's fd or -1
+ * @flags: PEVT_OPEN_*
+ *
+ * Return: the new fd or -errno, following perf_event_open()'s errnos.
+ */
+int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+		    int group_fd, unsigned int flags)
+{
+	struct task_struct *task = NULL;
+	struct pevt_event *event, *leader = NULL;
+	struct file *group_file = NULL, *file;
+	struct pevt_context *ctx;
+	int fd, ret;
+
+	if (pid == -1 && cpu == -1)
+		return -EINVAL;
+	if (cpu < -1 || cpu >= (int)nr_cpu_ids)
+		return -EINVAL;
+	ret = pevt_attr_check(attr);
+	if (ret)
+		return ret;
+
+	if (group_fd != -1) {
+		group_file = fget(group_fd);
+		if (!group_file)
+			return -EBADF;
+		leader = pevt_event_from_file(group_file);
+		if (!leader) {
+			ret = -EINVAL;
+			goto err_group;
+		}
+		/* perf: a group member cannot be pinned or exclusive. */
+		if (attr->pinned) {
+			ret = -EINVAL;
+			goto err_group;
+		}
+	}
+
+	if (pid != -1) {
+		task = pevt_find_task(pid);
+		if (IS_ERR(task)) {
+			ret = PTR_ERR(task);
+			task = NULL;
+			goto err_group;
+		}
+		if (!pevt_may_access_task(task)) {
+			ret = -EACCES;
+			goto err_task;
+		}
+	} else {
+		if (!perfmon_capable()) {
+			ret = -EACCES;
+			goto err_group;
+		}
+		if (!cpu_online(cpu)) {
+			ret = -ENODEV;
+			goto err_group;
+		}
+	}
+
+	event = kzalloc(sizeof(*event), GFP_KERNEL);
+	if (!event) {
+		ret = -ENOMEM;
+		goto err_task;
+	}
+	event->attr = *attr;
+	event->cpu = cpu;
+	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	event->group_leader = event;
+	event->oncpu = -1;
+	event->hw.idx = -1;
+	event->state = attr->disabled ? PEVT_STATE_OFF : PEVT_STATE_INACTIVE;
+	INIT_LIST_HEAD(&event->group_entry);
+	INIT_LIST_HEAD(&event->sibling_list);
+	INIT_LIST_HEAD(&event->event_entry);
+
+	ret = pevt_init_event_source(event);
+	if (ret)
+		goto err_event;
+
+	ctx = task ? ctx_get_task(task) : ctx_get_cpu(cpu);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto err_event;
+	}
+	event->ctx = ctx;
+
+	fd = get_unused_fd_flags(O_RDWR |
+				 (flags & PEVT_OPEN_FD_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0) {
+		ret = fd;
+		goto err_event;
+	}
+	/* Takes a module reference (fops owner): rmmod is refused while open. */
+	file = anon_inode_getfile("[pevt]", &pevt_event_fops, event, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_fd;
+	}
+	event->file = file;
+
+	mutex_lock(&ctx->mutex);
+	if (leader) {
+		/* perf: same context (task or CPU), same cpu, a real leader. */
+		ret = -EINVAL;
+		if (leader->ctx != ctx || leader->cpu != cpu ||
+		    !pevt_event_is_leader(leader) || !leader->attached)
+			goto err_locked;
+		event->group_leader = leader;
+	}
+	ret = ctx_function_call(ctx, __pevt_install, event);
+	if (ret)
+		goto err_locked;
+	mutex_unlock(&ctx->mutex);
+	pevt_ctx_changed(ctx);
+
+	if (task)
+		put_task_struct(task);
+	if (group_file)
+		fput(group_file);
+	/* Last: from here userspace can see and close the event. */
+	fd_install(fd, file);
+	return fd;
+
+err_locked:
+	event->group_leader = event;
+	mutex_unlock(&ctx->mutex);
+	/* release() sees !attached and only frees the event */
+	fput(file);
+	put_unused_fd(fd);
+	goto err_task;
+err_fd:
+	put_unused_fd(fd);
+err_event:
+	pevt_event_free(event);
+err_task:
+	if (task)
+		put_task_struct(task);
+err_group:
+	if (group_file)
+		fput(group_file);
+	return ret;
+}
+
+/**
+ * pevt_ctx_init() - initialise an empty context.
+ * @ctx: the context
+ * @cpu: CPU of a CPU context, -1 for a task context
+ * @task: task of a task context (reference passed in), or NULL
+ */
+void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task)
+{
+	raw_spin_lock_init(&ctx->lock);
+	mutex_init(&ctx->mutex);
+	INIT_LIST_HEAD(&ctx->pinned_groups);
+	INIT_LIST_HEAD(&ctx->flexible_groups);
+	INIT_LIST_HEAD(&ctx->event_list);
+	INIT_HLIST_NODE(&ctx->hash_node);
+	refcount_set(&ctx->refcount, 1);
+	ctx->cpu = cpu;
+	ctx->task = task;
+	ctx->active_cpu = task ? -1 : cpu;
+}
+
+/**
+ * pevt_core_init() - nothing to set up yet; kept for symmetry.
+ *
+ * Return: 0.
+ */
+int pevt_core_init(void)
+{
+	return 0;
+}
+
+/**
+ * pevt_core_exit() - counterpart of pevt_core_init().
+ */
+void pevt_core_exit(void)
+{
+}
