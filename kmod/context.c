@@ -10,12 +10,14 @@
  *  - sched_process_exit: the task is going away; its context goes
  *    inactive for good (events keep their final values) and leaves the
  *    hash.
- * With no task context the probes are unregistered and the switch path
- * costs nothing.  The tracepoints are found by name with
+ * With no task context the probes are unregistered (after probe_linger_ms)
+ * and the switch path costs nothing.  The tracepoints are found by name with
  * for_each_kernel_tracepoint() (they are not exported), as lttng-modules
  * does.
  */
 #include <linux/hashtable.h>
+#include <linux/moduleparam.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -25,6 +27,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/workqueue.h>
 
 #include "internal.h"
 #include "compat.h"
@@ -35,7 +38,22 @@ DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
 static DEFINE_HASHTABLE(pevt_task_hash, PEVT_TASK_HASH_BITS);
 static DEFINE_RAW_SPINLOCK(pevt_task_hash_lock);
 static DEFINE_MUTEX(pevt_task_mutex);
-static unsigned int pevt_nr_task_ctx;	/* pevt_task_mutex */
+static unsigned int pevt_nr_task_ctx;	/* pevt_task_mutex; read racily by probes */
+static bool pevt_tp_registered;		/* pevt_task_mutex */
+
+/*
+ * Registering or unregistering a probe patches kernel text (static keys,
+ * static calls).  Opening and closing task events in a loop must not turn
+ * into a text-patching loop, so the probes linger for a while after the
+ * last task context is gone (0: unregister at once).
+ */
+static unsigned int probe_linger_ms = 2000;
+module_param(probe_linger_ms, uint, 0644);
+MODULE_PARM_DESC(probe_linger_ms,
+		 "keep the sched probes registered this long after the last task context (ms)");
+
+static void pevt_tp_unregister_workfn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(pevt_tp_work, pevt_tp_unregister_workfn);
 
 /* Caller holds rcu_read_lock() or pevt_task_hash_lock. */
 static struct pevt_context *task_ctx_lookup(struct task_struct *task)
@@ -105,6 +123,9 @@ static void pevt_probe_sched_switch(void *data, bool preempt,
 	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
 	struct pevt_context *ctx = cpuctx->task_ctx;
 
+	/* Lingering probe, no task context at all: nothing to look up. */
+	if (!ctx && !READ_ONCE(pevt_nr_task_ctx))
+		return;
 	if (ctx) {
 		raw_spin_lock(&ctx->lock);
 		ctx_task_sched_out(cpuctx, ctx);
@@ -159,38 +180,62 @@ static void pevt_tp_lookup(struct tracepoint *tp, void *priv)
 			pevt_tps[i].tp = tp;
 }
 
-/* pevt_task_mutex held: register the probes with the first task context. */
+/* pevt_task_mutex held. */
+static void pevt_tp_unregister(void)
+{
+	int i;
+
+	if (!pevt_tp_registered)
+		return;
+	for (i = ARRAY_SIZE(pevt_tps) - 1; i >= 0; i--)
+		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
+					    NULL);
+	pevt_tp_registered = false;
+}
+
+static void pevt_tp_unregister_workfn(struct work_struct *work)
+{
+	mutex_lock(&pevt_task_mutex);
+	if (!pevt_nr_task_ctx)
+		pevt_tp_unregister();
+	mutex_unlock(&pevt_task_mutex);
+}
+
+/* pevt_task_mutex held: the probes are registered with the first task context. */
 static int pevt_tp_get(void)
 {
 	int i, ret;
 
-	if (pevt_nr_task_ctx++)
+	if (pevt_tp_registered) {
+		pevt_nr_task_ctx++;
 		return 0;
+	}
 	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
 		ret = tracepoint_probe_register(pevt_tps[i].tp,
 						pevt_tps[i].probe, NULL);
 		if (ret)
 			goto err;
 	}
+	pevt_tp_registered = true;
+	pevt_nr_task_ctx++;
 	return 0;
 err:
 	while (--i >= 0)
 		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
 					    NULL);
-	pevt_nr_task_ctx--;
 	return ret;
 }
 
-/* pevt_task_mutex held: unregister with the last task context. */
+/* pevt_task_mutex held: the last task context is gone. */
 static void pevt_tp_put(void)
 {
-	int i;
-
 	if (--pevt_nr_task_ctx)
 		return;
-	for (i = ARRAY_SIZE(pevt_tps) - 1; i >= 0; i--)
-		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
-					    NULL);
+	if (!probe_linger_ms)
+		pevt_tp_unregister();
+	else
+		mod_delayed_work(system_wq, &pevt_tp_work,
+				 msecs_to_jiffies(probe_linger_ms));
 }
 
 /*
@@ -390,7 +435,11 @@ int pevt_context_init(void)
  */
 void pevt_context_exit(void)
 {
+	cancel_delayed_work_sync(&pevt_tp_work);
+	mutex_lock(&pevt_task_mutex);
 	WARN_ON_ONCE(pevt_nr_task_ctx);
+	pevt_tp_unregister();
+	mutex_unlock(&pevt_task_mutex);
 	tracepoint_synchronize_unregister();
 	/* kfree_rcu() callbacks do not run module code; nothing more. */
 }

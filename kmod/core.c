@@ -439,18 +439,23 @@ static void pevt_group_detach(struct pevt_event *event)
 static int __pevt_remove(struct pevt_context *ctx, void *data, bool active)
 {
 	struct pevt_event *event = data;
+	bool promoted;
 
 	if (!event->attached)
 		return 0;
 	if (active)
 		event_sched_out(event, ctx);
 	pevt_event_update_time(event);
+	promoted = pevt_event_is_leader(event) && event->nr_siblings;
 	pevt_group_detach(event);
 	list_del_init(&event->event_entry);
 	ctx->nr_events--;
 	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
 		ctx->nr_hw_events--;
 	event->attached = false;
+	/* Promoted siblings are groups of their own now: give them a go. */
+	if (promoted && active)
+		ctx_sched_in(ctx, PEVT_EVENT_FLEXIBLE);
 	return 0;
 }
 

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared static helpers for pevt selftests: opening events through
+ * /dev/pevt and through the stock perf_event_open(2), CPU burners, reads.
+ */
+#ifndef PEVT_SELFTESTS_COMMON_H
+#define PEVT_SELFTESTS_COMMON_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <linux/pevt.h>
+
+/*
+ * ASSERT_EQ(3, u64_value) compares int with __u64 inside the harness
+ * macros; -Wextra's -Wsign-compare would flag every such assert.
+ */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+
+/* Open /dev/pevt; -1 with errno on failure. */
+static inline int pevt_dev_open(void)
+{
+	return open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * PEVT_IOC_OPEN on @dev with a struct pevt_open of the usual size.
+ * Returns the event fd or -1 with errno.
+ */
+static inline int pevt_open(int dev, struct perf_event_attr *attr, pid_t pid,
+			    int cpu, int group_fd, unsigned int flags)
+{
+	struct pevt_open op;
+
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	op.flags = flags;
+	op.attr = (uintptr_t)attr;
+	op.pid = pid;
+	op.cpu = cpu;
+	op.group_fd = group_fd;
+	return ioctl(dev, PEVT_IOC_OPEN, &op);
+}
+
+/* The stock kernel's perf_event_open(2). */
+static inline int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+				      int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+/* A counting software clock attr: PERF_COUNT_SW_{TASK,CPU}_CLOCK. */
+static inline void pevt_attr_clock(struct perf_event_attr *attr, __u64 config,
+				   __u64 read_format, int disabled)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = config;
+	attr->read_format = read_format;
+	attr->disabled = !!disabled;
+}
+
+static inline __u64 ts_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Burn @ns of this thread's CPU time (independent of preemption). */
+static inline void burn_cpu_ns(__u64 ns)
+{
+	__u64 end = ts_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
+	volatile unsigned long sink = 0;
+
+	while (ts_ns(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 1000; i++)
+			sink += i;
+}
+
+/* Sleep @ns of wall time. */
+static inline void sleep_ns(__u64 ns)
+{
+	struct timespec ts = { .tv_sec = ns / NSEC_PER_SEC,
+			       .tv_nsec = ns % NSEC_PER_SEC };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Pin the calling thread to @cpu; 0 or -1. */
+static inline int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* |a - b| <= pct% of b */
+static inline int within_pct(double a, double b, double pct)
+{
+	double d = a > b ? a - b : b - a;
+
+	return d <= b * pct / 100.0;
+}
+
+/* Non-group read with TOTAL_TIME_ENABLED|RUNNING (|ID optional). */
+struct read_one {
+	__u64 value;
+	__u64 enabled;
+	__u64 running;
+	__u64 id;
+};
+
+static inline int read_one(int fd, struct read_one *r)
+{
+	ssize_t n;
+
+	memset(r, 0, sizeof(*r));
+	n = read(fd, r, sizeof(*r));
+	return n < 0 ? -1 : (int)n;
+}
+
+#endif /* PEVT_SELFTESTS_COMMON_H */
