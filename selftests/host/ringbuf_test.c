@@ -820,6 +820,37 @@ TEST(bit_flips)
 	}
 }
 
+TEST(opts_versioning)
+{
+	struct {
+		struct pevt_mmap_opts o;
+		uint64_t future;
+	} big = { .o = { .sz = sizeof(big), .mode = PEVT_READ_WRITE_BACKWARD } };
+	struct perf_event_mmap_page pc = { 0 };
+	struct pevt_mmap_opts old = { .mode = PEVT_READ_WRITE_BACKWARD };
+	unsigned char data[64];
+	struct pevt_mmap *map;
+
+	/* A newer caller's zero tail is fine; a non-zero one is refused. */
+	map = pevt_mmap__attach(&pc, data, 64, &big.o);
+	ASSERT_NE(NULL, map);
+	EXPECT_EQ(PEVT_READ_WRITE_BACKWARD, (int)pevt_mmap__mode(map));
+	pevt_mmap__delete(map);
+	big.future = 1;
+	EXPECT_EQ(NULL, pevt_mmap__attach(&pc, data, 64, &big.o));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* An older caller (only sz): fields it lacks are defaults. */
+	old.sz = sizeof(size_t);
+	map = pevt_mmap__attach(&pc, data, 64, &old);
+	ASSERT_NE(NULL, map);
+	EXPECT_EQ(PEVT_READ_FORWARD, (int)pevt_mmap__mode(map));
+	pevt_mmap__delete(map);
+	old.sz = 0;
+	EXPECT_EQ(NULL, pevt_mmap__attach(&pc, data, 64, &old));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST(attach_args)
 {
 	LIBPEVT_OPTS(pevt_mmap_opts, o, .mode = 77);

@@ -58,28 +58,18 @@ static int open_device(const struct perf_event_attr *attr, int pid, int cpu,
 int pevt_open(const struct perf_event_attr *attr, int pid, int cpu,
 	      int group_fd, const struct pevt_open_opts *opts)
 {
-	enum pevt_backend backend = PEVT_BACKEND_PERF;
-	const char *path = NULL;
-	bool cloexec = true;
+	struct pevt_open_opts o;
 	int fd;
 
-	if (!attr || (opts && opts->sz < sizeof(size_t)))
+	if (!attr || libpevt_opts_copy(&o, sizeof(o), opts))
 		return libpevt_err(-EINVAL);
-	if (opts) {
-		/* Fields past the caller's sz are absent, i.e. defaults. */
-		if (opts->sz > offsetof(struct pevt_open_opts, backend))
-			backend = opts->backend;
-		if (opts->sz > offsetof(struct pevt_open_opts, device))
-			path = opts->device;
-		if (opts->sz > offsetof(struct pevt_open_opts, no_cloexec))
-			cloexec = !opts->no_cloexec;
-	}
-	switch (backend) {
+	switch (o.backend) {
 	case PEVT_BACKEND_PERF:
-		fd = open_perf(attr, pid, cpu, group_fd, cloexec);
+		fd = open_perf(attr, pid, cpu, group_fd, !o.no_cloexec);
 		break;
 	case PEVT_BACKEND_DEVICE:
-		fd = open_device(attr, pid, cpu, group_fd, cloexec, path);
+		fd = open_device(attr, pid, cpu, group_fd, !o.no_cloexec,
+				 o.device);
 		break;
 	default:
 		fd = -EINVAL;

@@ -125,23 +125,23 @@ void pevt_evsel__delete(struct pevt_evsel *evsel)
 int pevt_evsel__open(struct pevt_evsel *evsel, int pid, int cpu,
 		     struct pevt_evsel *leader, const struct pevt_open_opts *opts)
 {
-	enum pevt_backend backend = PEVT_BACKEND_PERF;
+	struct pevt_open_opts o;
 	int group_fd = -1, fd;
 
 	if (evsel->fd >= 0)
 		return libpevt_err(-EBUSY);
-	if (opts && opts->sz > offsetof(struct pevt_open_opts, backend))
-		backend = opts->backend;
+	if (libpevt_opts_copy(&o, sizeof(o), opts))
+		return libpevt_err(-EINVAL);
 	if (leader && leader != evsel) {
-		if (leader->fd < 0 || leader->backend != backend)
+		if (leader->fd < 0 || leader->backend != o.backend)
 			return libpevt_err(-EINVAL);
 		group_fd = leader->fd;
 	}
-	fd = pevt_open(&evsel->attr, pid, cpu, group_fd, opts);
+	fd = pevt_open(&evsel->attr, pid, cpu, group_fd, &o);
 	if (fd < 0)
 		return fd;	/* errno already set */
 	evsel->fd = fd;
-	evsel->backend = backend;
+	evsel->backend = o.backend;
 	return 0;
 }
 
@@ -259,19 +259,15 @@ int pevt_evsel__read(struct pevt_evsel *evsel, struct pevt_counts *counts,
 struct pevt_mmap *pevt_evsel__mmap(struct pevt_evsel *evsel, size_t data_pages,
 				   const struct pevt_mmap_opts *opts)
 {
-	struct pevt_mmap_opts o = { .sz = sizeof(o) };
+	struct pevt_mmap_opts o;
 	struct pevt_mmap *map;
 
 	if (evsel->fd < 0)
 		return libpevt_err_ptr(-EBADF);
 	if (evsel->map)
 		return libpevt_err_ptr(-EBUSY);
-	if (opts) {
-		if (opts->sz < sizeof(size_t))
-			return libpevt_err_ptr(-EINVAL);
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-		o.sz = sizeof(o);
-	}
+	if (libpevt_opts_copy(&o, sizeof(o), opts))
+		return libpevt_err_ptr(-EINVAL);
 	if (o.mode == PEVT_READ_AUTO) {
 		if (evsel->attr.write_backward)
 			o.mode = PEVT_READ_WRITE_BACKWARD;

@@ -72,14 +72,15 @@ static struct pevt_mmap *mmap_alloc(struct perf_event_mmap_page *pc, void *data,
 				    int *err)
 {
 	enum pevt_read_mode mode = PEVT_READ_FORWARD;
+	struct pevt_mmap_opts o;
 	struct pevt_mmap *map;
 
-	if (opts && opts->sz < sizeof(size_t)) {
+	if (libpevt_opts_copy(&o, sizeof(o), opts)) {
 		*err = -EINVAL;
 		return NULL;
 	}
-	if (opts && opts->mode != PEVT_READ_AUTO)
-		mode = opts->mode;
+	if (o.mode != PEVT_READ_AUTO)
+		mode = o.mode;
 	if (!mode_is_valid(mode) || size < 8 || (size & (size - 1))) {
 		*err = -EINVAL;
 		return NULL;
@@ -95,7 +96,7 @@ static struct pevt_mmap *mmap_alloc(struct perf_event_mmap_page *pc, void *data,
 	map->mask = size - 1;
 	map->fd = -1;
 	map->mode = mode;
-	map->writable = opts && opts->writable;
+	map->writable = o.writable;
 	/* Records are validated to be <= min(size, PEVT_RECORD_MAX). */
 	map->bounce_size = min_u64(size, PEVT_RECORD_MAX);
 	map->bounce = malloc(map->bounce_size);
@@ -126,24 +127,26 @@ struct pevt_mmap *pevt_mmap__new(int fd, size_t data_pages,
 				 const struct pevt_mmap_opts *opts)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	bool writable = opts && opts->writable;
+	struct pevt_mmap_opts o;
 	struct pevt_mmap *map;
 	size_t len;
 	void *base;
 	int err = 0;
 
+	if (libpevt_opts_copy(&o, sizeof(o), opts))
+		return libpevt_err_ptr(-EINVAL);
 	if (fd < 0)
 		return libpevt_err_ptr(-EBADF);
 	if (!data_pages || (data_pages & (data_pages - 1)) ||
 	    data_pages > (SIZE_MAX / (size_t)page) - 1)
 		return libpevt_err_ptr(-EINVAL);
 	len = (data_pages + 1) * (size_t)page;
-	base = mmap(NULL, len, PROT_READ | (writable ? PROT_WRITE : 0),
+	base = mmap(NULL, len, PROT_READ | (o.writable ? PROT_WRITE : 0),
 		    MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return libpevt_err_ptr(-errno);
 	map = mmap_alloc(base, (unsigned char *)base + page,
-			 (uint64_t)data_pages * page, opts, &err);
+			 (uint64_t)data_pages * page, &o, &err);
 	if (!map) {
 		munmap(base, len);
 		return libpevt_err_ptr(err);
