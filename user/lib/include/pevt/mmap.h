@@ -99,10 +99,12 @@ struct pevt_mmap_stats {
 
 /*
  * pevt_mmap__new() - mmap a perf/pevt event fd: 1 control page plus
- * @data_pages (0 or a power of two) data pages.  @opts may be NULL
- * (read-only mapping, FORWARD reader).  A FORWARD reader on a read-only
- * mapping cannot store data_tail: it keeps its position privately (and
- * cannot detect overwrites, which is why the backward modes exist).
+ * @data_pages (a power of two, >= 1) data pages; -EINVAL otherwise.
+ * @opts may be NULL (read-only mapping, FORWARD reader).  A FORWARD
+ * reader on a read-only mapping cannot store data_tail: it keeps its
+ * position privately and notices only being lapped (-EOVERFLOW from
+ * read_init), not records overwritten while it reads them, which is why
+ * the backward modes exist.
  */
 LIBPEVT_API struct pevt_mmap *pevt_mmap__new(int fd, size_t data_pages,
 					     const struct pevt_mmap_opts *opts);
