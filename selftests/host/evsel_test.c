@@ -270,6 +270,36 @@ static struct pevt_evsel *sampler(struct __test_metadata *_metadata,
 	return pevt_evsel__new(&a);
 }
 
+TEST(mmap_layout)
+{
+	LIBPEVT_OPTS(pevt_mmap_opts, o, .writable = true);
+	struct perf_event_mmap_page *pc;
+	struct pevt_evsel *ev;
+	struct pevt_mmap *map;
+	long page = sysconf(_SC_PAGESIZE);
+
+	ev = sampler(_metadata, false);
+	ASSERT_NE(NULL, ev);
+	OPEN_OR_SKIP(ev, 0, -1, NULL, NULL);
+	EXPECT_EQ(NULL, pevt_mmap__new(pevt_evsel__fd(ev), 0, &o));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(NULL, pevt_mmap__new(pevt_evsel__fd(ev), 3, &o));
+	EXPECT_EQ(EINVAL, errno);
+	map = pevt_evsel__mmap(ev, 2, &o);
+	ASSERT_NE(NULL, map);
+	/* The kernel's own description of the layout agrees with ours. */
+	pc = pevt_mmap__control(map);
+	EXPECT_EQ((uint64_t)page, pc->data_offset);
+	EXPECT_EQ((uint64_t)(2 * page), pc->data_size);
+	EXPECT_EQ((size_t)(2 * page), pevt_mmap__data_size(map));
+	EXPECT_EQ((char *)pc + page, (char *)pevt_mmap__data(map));
+	EXPECT_EQ(pevt_evsel__fd(ev), pevt_mmap__fd(map));
+	/* Unmapped with the evsel; a new mapping can then be made. */
+	pevt_evsel__munmap(ev);
+	EXPECT_EQ(NULL, pevt_evsel__map(ev));
+	pevt_evsel__delete(ev);
+}
+
 TEST(write_backward_real_kernel)
 {
 	struct pevt_mmap_stats st;
