@@ -43,7 +43,7 @@ HARNESS    := $(PEVT_CACHE)/kselftest/kselftest_harness.h
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))
 
-.PHONY: all user tests modules check host-check vm-check demo deps clean
+.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz
 all: user tests $(if $(wildcard $(KDIR)/Makefile),modules)
 user: $(LIBPEVT) $(BINS)
 tests: $(HOST_TESTS) $(VM_TESTS)
@@ -99,6 +99,9 @@ host-check: $(HOST_TESTS)
 
 check:
 	@$(TOP)/scripts/check.sh
+
+fuzz:
+	@$(TOP)/selftests/fuzz/run.sh
 
 demo:
 	@$(TOP)/scripts/demo.sh

@@ -48,6 +48,15 @@ for t in "$top"/build/tests/host/*; do
 done
 step_time "host tests" "$s"
 
+# Userspace parsers under libFuzzer, bounded (FUZZ_SECONDS per harness).
+s=$(date +%s)
+out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-10} "$top/selftests/fuzz/run.sh" 2>&1); rc=$?
+echo "$out" | grep -aE '^(ok|not ok|# )' | sed 's|^|fuzz: |'
+p=$(echo "$out" | grep -acE '^ok [0-9]+ ') f=$(echo "$out" | grep -acE '^not ok [0-9]+ ')
+[ $rc != 0 ] && [ "$f" = 0 ] && f=1
+add "$p" "$f" 0
+step_time "fuzz" "$s"
+
 if [ $host_only = 0 ]; then
 	for k in $kernels; do
 		s=$(date +%s)
