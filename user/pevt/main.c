@@ -69,9 +69,10 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s [--json] OBJECT { COMMAND | help }\n"
-		"       OBJECT := { bench }\n"
+		"       OBJECT := { bench | stat }\n"
 		"\n"
-		"  bench     A/B benchmarks: pevt against the stock kernel\n",
+		"  bench     A/B benchmarks: pevt against the stock kernel\n"
+		"  stat      count events like perf stat, stock or pevt backend\n",
 		bin_name);
 	return 0;
 }
@@ -85,6 +86,7 @@ void usage(void)
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "bench",	do_bench,	"benchmarks" },
+	{ "stat",	do_stat,	"count events (perf stat)" },
 	{ 0 }
 };
 

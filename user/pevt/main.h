@@ -40,5 +40,6 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 bool is_prefix(const char *pfx, const char *str);
 
 int do_bench(int argc, char **argv);
+int do_stat(int argc, char **argv);
 
 #endif
