@@ -629,7 +629,7 @@ static int parse_event(struct parser *p, int group, bool grouped)
 
 			p->pos++;
 			len2 = scan_name(p);
-			if (strchr("*?", p->s[p->pos]))
+			if (p->s[p->pos] == '*' || p->s[p->pos] == '?')
 				return perr(p, -EINVAL, start, p->pos + 1 - start,
 					    "tracepoint wildcards are not supported");
 			/*

@@ -339,12 +339,32 @@ static int prepare_workload(struct stat_run *r, const sigset_t *oldmask,
 	return 0;
 }
 
+/* A zombie has exited: its parent may not reap it before we are done. */
+static bool pid_alive(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 static bool pids_alive(struct stat_run *r)
 {
 	int i;
 
 	for (i = 0; i < r->nr_pids; i++)
-		if (!kill(r->pids[i], 0) || errno == EPERM)
+		if (pid_alive(r->pids[i]))
 			return true;
 	return false;
 }
@@ -502,11 +522,29 @@ static int setup_target(struct stat_run *r, int **cpus, int *nr_cpus,
 		*nr_cpus = n;
 		snprintf(r->target, sizeof(r->target), "'system wide'");
 	} else if (o->pid_list) {
-		/* pids are no CPU list, but the parser reads "1,2" just as well. */
-		n = pevt_cpu_list__parse(o->pid_list, &pl);
-		if (n < 0 || strchr(o->pid_list, '-')) {
-			free(pl);
-			p_err("bad pid list '%s' (e.g. 123,456)", o->pid_list);
+		const char *q = o->pid_list;
+
+		for (n = 0; *q; n++) {
+			char *e;
+			long v = strtol(q, &e, 10);
+			int *np;
+
+			if (e == q || v <= 0 || v > INT32_MAX || (*e && (*e != ',' || !e[1]))) {
+				free(pl);
+				p_err("bad pid list '%s' (e.g. 123,456)", o->pid_list);
+				return -EINVAL;
+			}
+			np = realloc(pl, (n + 1) * sizeof(*pl));
+			if (!np) {
+				free(pl);
+				return -ENOMEM;
+			}
+			pl = np;
+			pl[n] = (int)v;
+			q = *e ? e + 1 : e;
+		}
+		if (!n) {
+			p_err("bad pid list '' (e.g. 123,456)");
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
