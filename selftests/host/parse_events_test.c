@@ -52,6 +52,7 @@ static void make_tree(char *root)
 	put(root, "pmu/vp/format/bad", "foo:1-2");
 	put(root, "pmu/vp/events/syscalls", "source=2");
 	put(root, "pmu/vp/events/ctx", "source=3,mask=0x1");
+	put(root, "pmu/vp/events/ctx.unit", "switches");
 	put(root, "pmu/vp/events/broken", "nosuch=1");
 	put(root, "pmu/noformat/type", "7");
 	put(root, "tracefs/events/header_page", "x");
@@ -140,6 +141,10 @@ TEST_F(pe, symbolic)
 		EXPECT_EQ(t[i].config, d->attr.config) TH_LOG("%s", t[i].s);
 		EXPECT_STREQ(t[i].s, d->name);
 		EXPECT_EQ(NULL, d->pmu);
+		EXPECT_STREQ(t[i].config == PERF_COUNT_SW_TASK_CLOCK &&
+			     t[i].type == PERF_TYPE_SOFTWARE ? "ns" :
+			     t[i].config == PERF_COUNT_SW_CPU_CLOCK &&
+			     t[i].type == PERF_TYPE_SOFTWARE ? "ns" : "", d->unit) TH_LOG("%s", t[i].s);
 		EXPECT_EQ(0, d->leader);
 		EXPECT_EQ(1, d->nr_members);
 		EXPECT_FALSE(d->grouped);
@@ -244,6 +249,8 @@ TEST_F(pe, pmu_terms)
 	EXPECT_STREQ("vp", d->pmu);
 	EXPECT_STREQ("vp/syscalls/", d->name);
 
+	EXPECT_STREQ("", EV(0)->unit);	/* syscalls has no .unit */
+
 	PARSE("vp/source=5,mask=0xff/");
 	EXPECT_EQ(5, EV(0)->attr.config);
 	EXPECT_EQ(0xff, EV(0)->attr.config1);
@@ -251,6 +258,7 @@ TEST_F(pe, pmu_terms)
 	PARSE("vp/ctx/");
 	EXPECT_EQ(3, EV(0)->attr.config);
 	EXPECT_EQ(1, EV(0)->attr.config1);
+	EXPECT_STREQ("switches", EV(0)->unit);
 
 	/* Value bits go to the format's bit ranges, lowest first. */
 	PARSE("vp/split=0xf/");

@@ -150,7 +150,7 @@ static void print_counter_json(FILE *f, const struct evlist *el,
 		"\"value\":%" PRIu64 ",\"enabled\":%" PRIu64 ",\"running\":%" PRIu64
 		",\"counted\":%s,\"scaled\":",
 		d->group, d->leader == idx ? "true" : "false",
-		is_clock(d) ? "ns" : "", c->val, c->ena, c->run,
+		d->unit, c->val, c->ena, c->run,
 		counted ? "true" : "false");
 	if (counted)
 		fprintf(f, "%.3f", scaled);
@@ -185,6 +185,7 @@ static void print_counter_line(struct stat_run *r, const struct counter *ctr,
 	double scaled, pct;
 	bool counted = counter_value(&r->el, ctr, c, &scaled, &pct);
 	bool clock = is_clock(d);
+	const char *unit = clock ? "msec" : d->unit;
 	char val[64];
 
 	if (!counted)
@@ -199,7 +200,7 @@ static void print_counter_line(struct stat_run *r, const struct counter *ctr,
 			printf("%.9f%s", ts, sep);
 		/* perf's CSV columns: value, unit, event, runtime, pcnt, metric, metric unit */
 		printf("%s%s%s%s%s%s%" PRIu64 "%s%.2f%s%s\n", val, sep,
-		       clock ? "msec" : "", sep, d->name, sep, c->run, sep, pct,
+		       unit, sep, d->name, sep, c->run, sep, pct,
 		       sep, sep);
 		return;
 	}
@@ -207,10 +208,9 @@ static void print_counter_line(struct stat_run *r, const struct counter *ctr,
 		printf("%16.9f ", ts);
 	/* Pad the name only when the running percentage follows it. */
 	if (c->ena && c->run != c->ena)
-		printf("%18s %-4s %-32s  (%.2f%%)\n", val, clock ? "msec" : "",
-		       d->name, pct);
+		printf("%18s %-4s %-32s  (%.2f%%)\n", val, unit, d->name, pct);
 	else
-		printf("%18s %-4s %s\n", val, clock ? "msec" : "", d->name);
+		printf("%18s %-4s %s\n", val, unit, d->name);
 }
 
 static void print_interval(struct stat_run *r, uint64_t t)

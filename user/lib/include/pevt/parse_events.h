@@ -52,6 +52,8 @@ struct pevt_event_desc {
 	int leader;			/* index of the group leader (self if leader) */
 	int nr_members;			/* events in the group (leader's own count) */
 	int pos;			/* byte offset of the event in the list */
+	char unit[16];			/* of the count: "ns" for the clocks, an
+					 * alias's events/<alias>.unit, or "" */
 	bool grouped;			/* written inside {...} */
 };
 
