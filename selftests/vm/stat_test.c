@@ -516,12 +516,14 @@ TEST(csv)
 TEST(interval_text)
 {
 	struct out o;
-	char *line, *save = NULL;
-	int n = 0, full = 0;
-	double last = 0, ncpu = nr_cpus();
+	char *line, *save = NULL, *copy;
+	int n = 0;
+	double last = 0, sum = 0, ncpu = nr_cpus();
 
 	run(&o, "pevt stat -I 200 -e cpu-clock -a -- sleep 1");
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	copy = strdup(o.out);
+	EXPECT_EQ(NULL, strstr(copy, "seconds time elapsed")) TH_LOG("no totals under -I");
 	line = strtok_r(o.out, "\n", &save);
 	ASSERT_NE(NULL, line);
 	EXPECT_STREQ("#           time             counts unit events", line);
@@ -534,18 +536,22 @@ TEST(interval_text)
 		EXPECT_STREQ("msec", unit);
 		EXPECT_STREQ("cpu-clock", name);
 		EXPECT_GT(ts, last);
-		/* A full interval: about 200 ms on every CPU. */
-		if (ts - last > 0.19 && ts - last < 0.3) {
-			EXPECT_GT(v, 0.5 * 200 * ncpu * (ts - last) / 0.2) TH_LOG("'%s'", line);
-			EXPECT_LT(v, 1.5 * 200 * ncpu * (ts - last) / 0.2) TH_LOG("'%s'", line);
-			full++;
-		}
+		EXPECT_GT(v, 0.0) TH_LOG("'%s'", line);
+		sum += v;
 		last = ts;
 		n++;
 	}
-	EXPECT_GE(n, 4);
-	EXPECT_GE(full, 3);
-	EXPECT_EQ(NULL, strstr(o.out, "seconds time elapsed"));
+	/* 5 full intervals and the partial last one (or a late tick less). */
+	EXPECT_GE(n, 5);
+	EXPECT_LE(n, 6);
+	EXPECT_GE(last, 1.0);
+	/*
+	 * The lines are deltas: they add up to every CPU counting all the
+	 * time (single intervals jitter too much under TCG on a busy host).
+	 */
+	EXPECT_GT(sum, 0.8 * 1000 * last * ncpu) TH_LOG("%s", copy);
+	EXPECT_LT(sum, 1.2 * 1000 * last * ncpu) TH_LOG("%s", copy);
+	free(copy);
 	out_free(&o);
 }
 
