@@ -18,10 +18,21 @@ void p_err(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	if (json_output) {
-		/* Keep stdout valid JSON: errors go to stderr as one object. */
-		fprintf(stderr, "{\"error\":\"");
-		vfprintf(stderr, fmt, ap);
-		fprintf(stderr, "\"}\n");
+		/* Errors go to stderr as one JSON object, escaped. */
+		char msg[1024];
+		const char *c;
+
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		fputs("{\"error\":\"", stderr);
+		for (c = msg; *c; c++) {
+			if (*c == '"' || *c == '\\')
+				fprintf(stderr, "\\%c", *c);
+			else if ((unsigned char)*c < 0x20)
+				fprintf(stderr, "\\u%04x", *c);
+			else
+				fputc(*c, stderr);
+		}
+		fputs("\"}\n", stderr);
 	} else {
 		fprintf(stderr, "Error: ");
 		vfprintf(stderr, fmt, ap);
