@@ -344,7 +344,7 @@ int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data)
 	for (;;) {
 		raw_spin_lock_irq(&ctx->lock);
 		cpu = ctx->active_cpu;
-		if (cpu < 0 || (ctx->task == NULL && !cpu_online(cpu))) {
+		if (cpu < 0) {
 			ret = fn(ctx, data, false);
 			raw_spin_unlock_irq(&ctx->lock);
 			return ret;
@@ -352,8 +352,9 @@ int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data)
 		raw_spin_unlock_irq(&ctx->lock);
 
 		fc.ret = -EAGAIN;
+		/* -ENXIO: the CPU went offline; its context is inactive now */
 		if (smp_call_function_single(cpu, ctx_function_remote, &fc, 1))
-			fc.ret = -EAGAIN;	/* CPU went offline */
+			fc.ret = -EAGAIN;
 		if (fc.ret != -EAGAIN)
 			return fc.ret;
 		cond_resched();
