@@ -138,7 +138,7 @@ TEST_F(swclock, disabled_time_not_counted)
 {
 	struct perf_event_attr attr;
 	struct read_one p, s, p0, s0;
-	__u64 t0, t1;
+	__u64 t0, t1, w0, w1;
 	int pfd, sfd;
 
 	pevt_attr_clock(&attr, variant->config, RF_TIMES, 1);
@@ -153,11 +153,13 @@ TEST_F(swclock, disabled_time_not_counted)
 	burn_cpu_ns(100 * NSEC_PER_MSEC);		/* disabled */
 	ASSERT_EQ(0, ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(sfd, PERF_EVENT_IOC_ENABLE, 0));
+	w0 = ts_ns(CLOCK_MONOTONIC);
 	t0 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
 	burn_cpu_ns(100 * NSEC_PER_MSEC);		/* enabled */
 	t1 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
 	ASSERT_EQ(0, ioctl(pfd, PERF_EVENT_IOC_DISABLE, 0));
 	ASSERT_EQ(0, ioctl(sfd, PERF_EVENT_IOC_DISABLE, 0));
+	w1 = ts_ns(CLOCK_MONOTONIC);
 	burn_cpu_ns(100 * NSEC_PER_MSEC);		/* disabled again */
 
 	ASSERT_EQ(24, read_one(pfd, &p));
@@ -169,10 +171,17 @@ TEST_F(swclock, disabled_time_not_counted)
 	TH_LOG("enabled window %llu ns: pevt %llu/%llu/%llu stock %llu/%llu/%llu",
 	       t1 - t0, p.value, p.enabled, p.running, s.value, s.enabled,
 	       s.running);
-	ASSERT_TRUE(within_pct(p.value, t1 - t0, 5.0));
-	/* 3%: under TCG the stock side's own first-run costs show up here */
-	ASSERT_TRUE(within_pct(p.value, s.value, 3.0));
-	ASSERT_TRUE(within_pct(p.enabled, s.enabled, 3.0));
+	/*
+	 * At least the thread's CPU time in the window (which leaves out
+	 * irq time), at most the wall time of the window: the 200 ms burnt
+	 * while disabled are not in.  Stock within 10%: host stalls of the
+	 * vCPU (TCG, loaded machine) land on either side.
+	 */
+	ASSERT_GE(p.value, (t1 - t0) * 95 / 100);
+	ASSERT_LE(p.value, w1 - w0);
+	ASSERT_LE(p.enabled, w1 - w0);
+	ASSERT_TRUE(within_pct(p.value, s.value, 10.0));
+	ASSERT_TRUE(within_pct(p.enabled, s.enabled, 10.0));
 	ASSERT_EQ(p.enabled, p.running);
 	close(pfd);
 	close(sfd);
@@ -273,12 +282,12 @@ TEST_F(swclock, other_task_and_exit)
 	       p.enabled, p.running, s.value, s.enabled, s.running);
 	ASSERT_GE(p.value, 290 * NSEC_PER_MSEC);
 	/*
-	 * 5%, not 1%: the child is switched in and out, and pevt's hook
+	 * 10%, not 1%: the child is switched in and out, and pevt's hook
 	 * (sched_switch) and perf's (finish_task_switch) are a few
 	 * instructions apart; a host stall of the vCPU (TCG on a loaded
 	 * machine) in between is counted by one side only.
 	 */
-	ASSERT_TRUE(within_pct(p.value, s.value, 5.0));
+	ASSERT_TRUE(within_pct(p.value, s.value, 10.0));
 	ASSERT_EQ(p.enabled, p.running);
 	ASSERT_EQ(24, read_one(pfd, &mid1));
 	ASSERT_EQ(p.value, mid1.value);
@@ -369,7 +378,7 @@ TEST_F(swclock, cpu_offline_not_counted)
 {
 	const char *ctl = "/sys/devices/system/cpu/cpu1/online";
 	struct perf_event_attr attr;
-	struct read_one a, b, c;
+	struct read_one a, b1, b2, c1, c2;
 	int fd, ctlfd;
 	__u64 t0, t1;
 
@@ -383,23 +392,29 @@ TEST_F(swclock, cpu_offline_not_counted)
 	fd = pevt_open(self->dev, &attr, -1, 1, -1, 0);
 	ASSERT_LE(0, fd);
 	sleep_ns(50 * NSEC_PER_MSEC);
+	t0 = ts_ns(CLOCK_MONOTONIC);
 	ASSERT_EQ(24, read_one(fd, &a));
 	ASSERT_EQ(1, write(ctlfd, "0", 1)) TH_LOG("offline: %s", strerror(errno));
-	t0 = ts_ns(CLOCK_MONOTONIC);
-	sleep_ns(300 * NSEC_PER_MSEC);
-	ASSERT_EQ(24, read_one(fd, &b));
+	ASSERT_EQ(24, read_one(fd, &b1));
 	t1 = ts_ns(CLOCK_MONOTONIC);
+	sleep_ns(300 * NSEC_PER_MSEC);
+	ASSERT_EQ(24, read_one(fd, &b2));
 	ASSERT_EQ(1, write(ctlfd, "1", 1)) TH_LOG("online: %s", strerror(errno));
 	close(ctlfd);
+	ASSERT_EQ(24, read_one(fd, &c1));
 	sleep_ns(50 * NSEC_PER_MSEC);
-	ASSERT_EQ(24, read_one(fd, &c));
-	TH_LOG("before %llu, offline %llu (wall %llu), after %llu", a.value,
-	       b.value, t1 - t0, c.value);
-	/* offline for >= 300 ms: at most what the offlining itself took */
-	ASSERT_LT(b.value - a.value, 100 * NSEC_PER_MSEC);
-	ASSERT_LT(b.enabled - a.enabled, 100 * NSEC_PER_MSEC);
-	ASSERT_GE(c.value, b.value + 40 * NSEC_PER_MSEC);
-	ASSERT_EQ(c.enabled, c.running);
+	ASSERT_EQ(24, read_one(fd, &c2));
+	TH_LOG("a %llu, offline %llu..%llu, online %llu..%llu, offlining took %llu",
+	       a.value, b1.value, b2.value, c1.value, c2.value, t1 - t0);
+	/* counted until the CPU went down, never more than wall time */
+	ASSERT_LE(b1.value - a.value, t1 - t0);
+	/* nothing at all while it is down */
+	ASSERT_EQ(b1.value, b2.value);
+	ASSERT_EQ(b1.enabled, b2.enabled);
+	ASSERT_EQ(b1.running, b2.running);
+	/* counting again once it is back */
+	ASSERT_GE(c2.value, c1.value + 40 * NSEC_PER_MSEC);
+	ASSERT_EQ(c2.enabled, c2.running);
 	close(fd);
 }
 
@@ -448,11 +463,8 @@ TEST_F(swclock, group_read)
 		TH_LOG("member %d: pevt %llu stock %llu", i, buf[3 + 2 * i],
 		       sbuf[3 + 2 * i]);
 		ASSERT_GE(buf[3 + 2 * i], 45 * NSEC_PER_MSEC);
-		/*
-		 * Against the stock leader: stock 6.12 was seen reading 0 for
-		 * a cpu-clock sibling of a task-clock leader.
-		 */
-		ASSERT_TRUE(within_pct(buf[3 + 2 * i], sbuf[3], 2.0));
+		/* members of one group count the same time */
+		ASSERT_TRUE(within_pct(buf[3 + 2 * i], buf[3], 2.0));
 	}
 	/* a sibling's fd reads the whole group too */
 	ASSERT_EQ(n, read(fd[2], buf, sizeof(buf)));
