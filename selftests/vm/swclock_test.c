@@ -151,9 +151,9 @@ TEST_F(swclock, disabled_time_not_counted)
 	ASSERT_EQ(24, read_one(pfd, &p0));
 	ASSERT_EQ(24, read_one(sfd, &s0));
 	burn_cpu_ns(100 * NSEC_PER_MSEC);		/* disabled */
+	w0 = ts_ns(CLOCK_MONOTONIC);
 	ASSERT_EQ(0, ioctl(pfd, PERF_EVENT_IOC_ENABLE, 0));
 	ASSERT_EQ(0, ioctl(sfd, PERF_EVENT_IOC_ENABLE, 0));
-	w0 = ts_ns(CLOCK_MONOTONIC);
 	t0 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
 	burn_cpu_ns(100 * NSEC_PER_MSEC);		/* enabled */
 	t1 = ts_ns(CLOCK_THREAD_CPUTIME_ID);
