@@ -11,9 +11,19 @@
  *    inactive for good (events keep their final values) and leaves the
  *    hash.
  * With no task context the probes are unregistered (after probe_linger_ms)
- * and the switch path costs nothing.  The tracepoints are found by name with
- * for_each_kernel_tracepoint() (they are not exported), as lttng-modules
- * does.
+ * and the switch path costs nothing.
+ *
+ * Where time starts and stops differs slightly from perf: perf schedules a
+ * task's events out in prepare_task_switch() (pevt: sched_switch, a few
+ * instructions earlier: same) and in from finish_task_switch(), after
+ * switch_mm()/switch_to(); pevt schedules in at sched_switch, before them,
+ * so a task's clocks include its switch-in path.  Measured under TCG:
+ * < 0.5% for a busy task, ~+20% for a task doing nothing but pipe
+ * ping-pong (40000 switches).  No hook after switch_to() is available to
+ * a module without text patching (preempt notifiers only for current).
+ *
+ * The tracepoints are found by name with for_each_kernel_tracepoint()
+ * (they are not exported), as lttng-modules does.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/hashtable.h>
