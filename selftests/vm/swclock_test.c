@@ -627,7 +627,8 @@ static void *churn_thread(void *arg)
 			fd[i] = pevt_open(churn_dev, &attr, cpu_ev ? -1 : pid,
 					  cpu, fd[0], 0);
 			if (fd[i] < 0) {
-				churn_error("open sibling", errno, pid);
+				if (errno != ESRCH)	/* worker just killed */
+					churn_error("open sibling", errno, pid);
 				n = i;
 				break;
 			}
