@@ -7,14 +7,19 @@
 #include <linux/init.h>
 
 #include "internal.h"
+#include "vpmu.h"
 
 static int __init pevt_init(void)
 {
 	int ret;
 
-	ret = pevt_core_init();
+	/* The vPMU first: pevt's scheduler allocates its slots. */
+	ret = vpmu_init();
 	if (ret)
 		return ret;
+	ret = pevt_core_init();
+	if (ret)
+		goto err_vpmu;
 	ret = pevt_context_init();
 	if (ret)
 		goto err_core;
@@ -32,6 +37,8 @@ err_context:
 	pevt_context_exit();
 err_core:
 	pevt_core_exit();
+err_vpmu:
+	vpmu_exit();
 	return ret;
 }
 
@@ -41,6 +48,7 @@ static void __exit pevt_exit(void)
 	pevt_sw_exit();
 	pevt_context_exit();
 	pevt_core_exit();
+	vpmu_exit();
 }
 
 module_init(pevt_init);
