@@ -34,6 +34,16 @@ static unsigned int nr_counters = 4;
 module_param(nr_counters, uint, 0444);
 MODULE_PARM_DESC(nr_counters, "pevt_vpmu counter slots per CPU (1..64, default 4)");
 
+/*
+ * Probes are registered once at load by default.  Registering on demand
+ * (at event creation) flips the sched_switch/sys_enter static keys at run
+ * time; 6.12 guests under QEMU TCG took an int3 oops in __schedule() on
+ * such a flip (text_poke_bp() vs. the other vCPU), so on-demand is opt-in.
+ */
+static bool lazy_probes;
+module_param(lazy_probes, bool, 0444);
+MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only while a counter needs them (default: always while loaded)");
+
 /* Shortest sampling period for the time source: keeps the hrtimer sane. */
 #define VPMU_MIN_NS_PERIOD	10000ULL
 
@@ -290,8 +300,9 @@ static void vpmu_tp_lookup(struct tracepoint *tp, void *priv)
  * @source: enum vpmu_source
  *
  * Each counter creator calls this once before the counter may start and
- * vpmu_source_put() after it is gone.  Probes are registered only while
- * some counter needs them.  May sleep: call at event creation, never from
+ * vpmu_source_put() after it is gone.  With lazy_probes=1 probes are
+ * registered only while some counter needs them; by default they are
+ * registered for the module's lifetime and this only checks @source.  May sleep: call at event creation, never from
  * pmu::add() or a context-switch hook.
  *
  * Return: 0, -ENOENT for an unknown source, or the registration error.
@@ -304,8 +315,8 @@ int vpmu_source_get(unsigned int source)
 	if (source >= VPMU_NR_SOURCES)
 		return -ENOENT;
 	t = &vpmu_tps[source];
-	if (!t->name)
-		return 0;	/* clock source: nothing to register */
+	if (!t->name || !lazy_probes)
+		return 0;	/* clock source, or registered at load */
 	mutex_lock(&vpmu_tp_lock);
 	if (!t->users) {
 		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
@@ -331,7 +342,7 @@ void vpmu_source_put(unsigned int source)
 	if (source >= VPMU_NR_SOURCES)
 		return;
 	t = &vpmu_tps[source];
-	if (!t->name)
+	if (!t->name || !lazy_probes)
 		return;
 	mutex_lock(&vpmu_tp_lock);
 	/*
@@ -908,6 +919,20 @@ static struct pmu vpmu_pmu = {
 	.event_idx	= vpmu_event_idx,
 };
 
+/* Unregister the always-on probes of sources below @n. */
+static void vpmu_probes_unregister(int n)
+{
+	int i;
+
+	if (lazy_probes)
+		return;
+	for (i = 0; i < n; i++)
+		if (vpmu_tps[i].name)
+			tracepoint_probe_unregister(vpmu_tps[i].tp,
+						    vpmu_tps[i].probe, NULL);
+	tracepoint_synchronize_unregister();
+}
+
 /**
  * vpmu_init() - set up the slots and register pevt_vpmu with perf
  *
@@ -936,12 +961,26 @@ int vpmu_init(void)
 			return -ENOENT;
 		}
 	}
+	if (!lazy_probes) {
+		for (i = 0; i < VPMU_NR_SOURCES; i++) {
+			if (!vpmu_tps[i].name)
+				continue;
+			ret = tracepoint_probe_register(vpmu_tps[i].tp,
+							vpmu_tps[i].probe, NULL);
+			if (ret)
+				goto err_probes;
+		}
+	}
 	ret = perf_pmu_register(&vpmu_pmu, "pevt_vpmu", -1);
 	if (ret) {
 		pr_err("pevt: perf_pmu_register(pevt_vpmu) failed: %d\n", ret);
-		return ret;
+		goto err_probes;
 	}
 	return 0;
+
+err_probes:
+	vpmu_probes_unregister(i);
+	return ret;
 }
 
 /**
@@ -953,6 +992,7 @@ int vpmu_init(void)
 void vpmu_exit(void)
 {
 	perf_pmu_unregister(&vpmu_pmu);
+	vpmu_probes_unregister(VPMU_NR_SOURCES);
 	/* Probes may still be running on other CPUs after unregistering. */
 	tracepoint_synchronize_unregister();
 }

@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -141,7 +142,7 @@ static void workload(void)
 		syscall(SYS_getppid);
 	for (i = 0; i < 50; i++)
 		usleep(200);
-	spin_ns(50 * 1000000ULL);
+	spin_ns(200 * 1000000ULL);
 }
 
 static int pin_cpu(int cpu)
@@ -303,7 +304,7 @@ TEST_F(two_slots, four_groups_half_each)
 		self->fd[i] = open_vpmu(SRC_CPU_NS, 0, 0, -1, -1, 0);
 		ASSERT_LE(0, self->fd[i]);
 	}
-	spin_ns(1000 * 1000000ULL);
+	spin_ns(2000 * 1000000ULL);
 	for (i = 0; i < 4; i++) {
 		double share;
 
@@ -314,7 +315,7 @@ TEST_F(two_slots, four_groups_half_each)
 		ASSERT_LE(0.45, share);
 		ASSERT_GE(0.55, share);
 		/* cpu_ns counts while running: count ~ running time */
-		ASSERT_LE(pct_diff(r.val, r.running), 1.0);
+		ASSERT_LE(pct_diff(r.val, r.running), 5.0);
 	}
 }
 
@@ -322,11 +323,17 @@ TEST_F(two_slots, same_slot_never_together)
 {
 	struct rv a, b;
 
-	self->fd[0] = open_vpmu(SRC_CPU_NS, 0x1, 0, -1, -1, 0);
-	self->fd[1] = open_vpmu(SRC_CPU_NS, 0x1, 0, -1, -1, 0);
+	/*
+	 * Enabled and disabled together (prctl acts on all of the task's
+	 * events at once), so both have the same enabled time.
+	 */
+	self->fd[0] = open_vpmu(SRC_CPU_NS, 0x1, 0, -1, -1, 1);
+	self->fd[1] = open_vpmu(SRC_CPU_NS, 0x1, 0, -1, -1, 1);
 	ASSERT_LE(0, self->fd[0]);
 	ASSERT_LE(0, self->fd[1]);
-	spin_ns(500 * 1000000ULL);
+	ASSERT_EQ(0, prctl(PR_TASK_PERF_EVENTS_ENABLE));
+	spin_ns(1000 * 1000000ULL);
+	ASSERT_EQ(0, prctl(PR_TASK_PERF_EVENTS_DISABLE));
 	ASSERT_EQ(0, read_rv(self->fd[0], &a));
 	ASSERT_EQ(0, read_rv(self->fd[1], &b));
 	printf("# slot0 A %llu/%llu B %llu/%llu\n",
