@@ -25,6 +25,9 @@
 #include <linux/mutex.h>
 #include <linux/sysfs.h>
 #include <linux/device.h>
+#include <linux/debugfs.h>
+#include <linux/uaccess.h>
+#include <linux/seq_file.h>
 #include <asm/irq_regs.h>
 
 #include "compat.h"
@@ -59,6 +62,7 @@ struct vpmu_cpu {
 	struct perf_event *txn_ev[VPMU_MAX_COUNTERS];
 	u64 txn_mask[VPMU_MAX_COUNTERS];
 	int txn_slot[VPMU_MAX_COUNTERS];
+	u64 dbg_held;				/* slots held via debugfs */
 	/* Source totals, bumped by the probes (this_cpu_inc, irq safe). */
 	u64 ev[VPMU_NR_SOURCES];
 };
@@ -933,6 +937,104 @@ static void vpmu_probes_unregister(int n)
 	tracepoint_synchronize_unregister();
 }
 
+/*
+ * debugfs pevt_vpmu/slots: exercise the pevt side of the allocator from a
+ * test.  Read: "cpu used owners" per CPU (owners: one letter per slot, '-'
+ * free, 's' stock, 'p' pevt).  Write "get CPU MASK" to take a slot as pevt
+ * (-EAGAIN when none is free), "put CPU SLOT" to give back one taken so.
+ */
+static struct dentry *vpmu_dbg_dir;
+
+static int vpmu_dbg_show(struct seq_file *m, void *v)
+{
+	static const char own[] = { '-', 's', 'p' };
+	unsigned int cpu, i;
+
+	for_each_online_cpu(cpu) {
+		struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
+
+		seq_printf(m, "%u %#llx ", cpu, READ_ONCE(pc->used));
+		for (i = 0; i < nr_counters; i++)
+			seq_putc(m, own[READ_ONCE(pc->owner[i]) % 3]);
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+
+static int vpmu_dbg_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, vpmu_dbg_show, NULL);
+}
+
+static DEFINE_MUTEX(vpmu_dbg_lock);
+
+static ssize_t vpmu_dbg_write(struct file *file, const char __user *ubuf,
+			      size_t len, loff_t *ppos)
+{
+	char buf[64], op[8];
+	unsigned int cpu;
+	u64 arg;
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%7s %u %llx", op, &cpu, &arg) != 3 ||
+	    cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	mutex_lock(&vpmu_dbg_lock);
+	if (!strcmp(op, "get")) {
+		ret = vpmu_slot_get(cpu, vpmu_valid_mask(arg), VPMU_OWNER_PEVT);
+		if (ret >= 0)
+			per_cpu_ptr(&vpmu_cpus, cpu)->dbg_held |= BIT_ULL(ret);
+	} else if (!strcmp(op, "put")) {
+		struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
+
+		ret = -EINVAL;
+		if (arg < VPMU_MAX_COUNTERS && (pc->dbg_held & BIT_ULL(arg))) {
+			pc->dbg_held &= ~BIT_ULL(arg);
+			vpmu_slot_put(cpu, arg);
+			ret = 0;
+		}
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&vpmu_dbg_lock);
+	return ret < 0 ? ret : len;
+}
+
+static const struct file_operations vpmu_dbg_fops = {
+	.owner = THIS_MODULE,
+	.open = vpmu_dbg_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = vpmu_dbg_write,
+};
+
+static void vpmu_dbg_init(void)
+{
+	vpmu_dbg_dir = debugfs_create_dir("pevt_vpmu", NULL);
+	debugfs_create_file("slots", 0600, vpmu_dbg_dir, NULL, &vpmu_dbg_fops);
+}
+
+static void vpmu_dbg_exit(void)
+{
+	unsigned int cpu, s;
+
+	debugfs_remove_recursive(vpmu_dbg_dir);
+	for_each_possible_cpu(cpu) {
+		struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
+
+		for (s = 0; s < VPMU_MAX_COUNTERS; s++)
+			if (pc->dbg_held & BIT_ULL(s))
+				vpmu_slot_put(cpu, s);
+		pc->dbg_held = 0;
+	}
+}
+
 /**
  * vpmu_init() - set up the slots and register pevt_vpmu with perf
  *
@@ -976,6 +1078,7 @@ int vpmu_init(void)
 		pr_err("pevt: perf_pmu_register(pevt_vpmu) failed: %d\n", ret);
 		goto err_probes;
 	}
+	vpmu_dbg_init();
 	return 0;
 
 err_probes:
@@ -991,6 +1094,7 @@ err_probes:
  */
 void vpmu_exit(void)
 {
+	vpmu_dbg_exit();
 	perf_pmu_unregister(&vpmu_pmu);
 	vpmu_probes_unregister(VPMU_NR_SOURCES);
 	/* Probes may still be running on other CPUs after unregistering. */
