@@ -88,6 +88,33 @@ struct vpmu_counter {
 	struct hrtimer timer;
 };
 
+/**
+ * DOC: pevt-side API
+ *
+ * pevt's scheduler shares the slots with the stock PMU.  A slot held by one
+ * owner is never handed to the other; constraints are the same masks as
+ * config1 of a stock event (vpmu_valid_mask() turns 0 into "any slot").
+ *
+ * Sleepable (event creation/destruction):
+ *   vpmu_source_get() / vpmu_source_put() around a counter's lifetime,
+ *   vpmu_counter_init(), vpmu_counter_destroy().
+ *
+ * Any context, irqs on or off, under raw spinlocks (per-CPU raw lock):
+ *   vpmu_slot_get(cpu, allowed, VPMU_OWNER_PEVT)        -> slot or -EAGAIN
+ *   vpmu_slots_get_group(cpu, allowed[], n, slots[], o) -> 0 or -EAGAIN,
+ *       all or nothing, by bipartite matching;
+ *   vpmu_slot_put(cpu, slot), vpmu_slots_used(cpu), vpmu_group_fits().
+ *
+ * On the slot's CPU with irqs disabled (context-switch hooks, hrtimers):
+ *   c->slot = slot; vpmu_counter_start(c); ... vpmu_counter_read(c);
+ *   vpmu_counter_stop(c); vpmu_slot_put(cpu, c->slot); c->slot = -1;
+ *
+ * c->count only grows; keep a base for resets.  With period > 0 the
+ * overflow callback runs on the counter's CPU with irqs off every period
+ * events (every period ns for VPMU_SRC_CPU_NS, from a pinned hrtimer).
+ * Kernel-doc of each function is at its definition in vpmu.c.
+ */
+
 /* Module-internal entry points (main.c). */
 int vpmu_init(void);
 void vpmu_exit(void);
