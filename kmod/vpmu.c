@@ -570,6 +570,13 @@ static void vpmu_stock_sync(struct perf_event *event)
 	u64 now = vpmu_counter_read(&s->c);
 
 	local64_add(now - s->reported, &event->count);
+	/*
+	 * Counts synced outside vpmu_stock_overflow() still advance the
+	 * sampling period (as perf_swevent_event() would have): the next
+	 * delivery then owes the overflows they completed.
+	 */
+	if (is_sampling_event(event))
+		local64_add(now - s->reported, &event->hw.period_left);
 	s->reported = now;
 }
 
@@ -615,9 +622,13 @@ static void vpmu_pmu_start(struct perf_event *event, int flags)
 		return;
 	if (is_sampling_event(event)) {
 		/* Events: see each one (period 1); time: an hrtimer tick. */
+		s64 owed = -local64_read(&hwc->period_left);
+
 		s->c.period = s->c.source == VPMU_SRC_CPU_NS ?
 			max_t(u64, hwc->sample_period, VPMU_MIN_NS_PERIOD) : 1;
-		s->c.left = s->c.period;
+		/* The time source's first tick: when the period completes. */
+		s->c.left = s->c.source == VPMU_SRC_CPU_NS && owed > 0 ?
+			owed : s->c.period;
 	}
 	hwc->state = 0;
 	vpmu_counter_start(&s->c);
