@@ -288,6 +288,13 @@ FIXTURE_SETUP(two_slots)
 		SKIP(return, "pevt_vpmu not registered");
 	ASSERT_EQ(0, reload("nr_counters=2"));
 	ASSERT_EQ(2, read_long(VPMU_SYSFS "/nr_counters"));
+	if (getenv("VPMU_MUX_MS")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "echo %s > " VPMU_SYSFS "/perf_event_mux_interval_ms",
+			 getenv("VPMU_MUX_MS"));
+		ASSERT_EQ(0, system(cmd));
+	}
 	ASSERT_EQ(0, pin_cpu(0));
 }
 
