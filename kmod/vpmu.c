@@ -28,6 +28,7 @@
 #include <linux/debugfs.h>
 #include <linux/uaccess.h>
 #include <linux/seq_file.h>
+#include <linux/workqueue.h>
 #include <asm/irq_regs.h>
 
 #include "compat.h"
@@ -38,14 +39,23 @@ module_param(nr_counters, uint, 0444);
 MODULE_PARM_DESC(nr_counters, "pevt_vpmu counter slots per CPU (1..64, default 4)");
 
 /*
- * Probes are registered once at load by default.  Registering on demand
- * (at event creation) flips the sched_switch/sys_enter static keys at run
- * time; 6.12 guests under QEMU TCG took an int3 oops in __schedule() on
- * such a flip (text_poke_bp() vs. the other vCPU), so on-demand is opt-in.
+ * Every change of a tracepoint's probe set patches the kernel text at its
+ * call sites (static key, and on 6.x the inline static call), and the
+ * sched_switch site is in __schedule().  6.12 guests under QEMU TCG took
+ * an int3 oops in __schedule() right at such a flip (text_poke_bp() vs.
+ * the other vCPU), once while perf created and destroyed events, once at
+ * rmmod.  So flips are kept rare: by default probes are registered when a
+ * counter first needs them and unregistered only after none has needed
+ * them for probe_linger_ms; a module that never counts syscalls or
+ * switches never touches those sites.  lazy_probes=0 registers both at
+ * load instead (flips at insmod/rmmod only).
  */
-static bool lazy_probes;
+static bool lazy_probes = true;
 module_param(lazy_probes, bool, 0444);
-MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only while a counter needs them (default: always while loaded)");
+MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only when a counter needs them (default 1; 0: while loaded)");
+static unsigned int vpmu_linger_ms = 2000;
+module_param_named(vpmu_probe_linger_ms, vpmu_linger_ms, uint, 0644);
+MODULE_PARM_DESC(vpmu_probe_linger_ms, "keep unused vPMU probes registered this long (ms, default 2000)");
 
 /* Shortest sampling period for the time source: keeps the hrtimer sane. */
 #define VPMU_MIN_NS_PERIOD	10000ULL
@@ -282,6 +292,7 @@ struct vpmu_tp {
 	void *probe;
 	struct tracepoint *tp;
 	unsigned int users;	/* counters that need it, under vpmu_tp_lock */
+	bool registered;	/* probe on, under vpmu_tp_lock */
 };
 
 static struct vpmu_tp vpmu_tps[VPMU_NR_SOURCES] = {
@@ -299,15 +310,44 @@ static void vpmu_tp_lookup(struct tracepoint *tp, void *priv)
 			vpmu_tps[i].tp = tp;
 }
 
+/* Unregister unused probes (all probes if @all); vpmu_tp_lock held. */
+static void __vpmu_probes_drop(bool all)
+{
+	int i;
+
+	for (i = 0; i < VPMU_NR_SOURCES; i++) {
+		struct vpmu_tp *t = &vpmu_tps[i];
+
+		if (!t->registered || (t->users && !all))
+			continue;
+		/*
+		 * A probe still running on another CPU after this is harmless
+		 * (it bumps a per-CPU total); module exit waits for those with
+		 * tracepoint_synchronize_unregister().
+		 */
+		tracepoint_probe_unregister(t->tp, t->probe, NULL);
+		t->registered = false;
+	}
+}
+
+static void vpmu_linger_fn(struct work_struct *work)
+{
+	mutex_lock(&vpmu_tp_lock);
+	__vpmu_probes_drop(false);
+	mutex_unlock(&vpmu_tp_lock);
+}
+static DECLARE_DELAYED_WORK(vpmu_linger_work, vpmu_linger_fn);
+
 /**
  * vpmu_source_get() - make a source count (register its probe if needed)
  * @source: enum vpmu_source
  *
  * Each counter creator calls this once before the counter may start and
- * vpmu_source_put() after it is gone.  With lazy_probes=1 probes are
- * registered only while some counter needs them; by default they are
- * registered for the module's lifetime and this only checks @source.  May sleep: call at event creation, never from
- * pmu::add() or a context-switch hook.
+ * vpmu_source_put() after it is gone.  By default (lazy_probes) the probe
+ * is registered on first use and kept until no counter has needed it for
+ * vpmu_probe_linger_ms; with lazy_probes=0 probes live as long as the
+ * module and this only checks @source.  May sleep: call at event
+ * creation, never from pmu::add() or a context-switch hook.
  *
  * Return: 0, -ENOENT for an unknown source, or the registration error.
  */
@@ -322,10 +362,11 @@ int vpmu_source_get(unsigned int source)
 	if (!t->name || !lazy_probes)
 		return 0;	/* clock source, or registered at load */
 	mutex_lock(&vpmu_tp_lock);
-	if (!t->users) {
+	if (!t->registered) {
 		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
 		if (ret)
 			goto out;
+		t->registered = true;
 	}
 	t->users++;
 out:
@@ -349,13 +390,9 @@ void vpmu_source_put(unsigned int source)
 	if (!t->name || !lazy_probes)
 		return;
 	mutex_lock(&vpmu_tp_lock);
-	/*
-	 * A probe still running on another CPU after unregistering is
-	 * harmless: it only bumps a per-CPU total.  Module exit waits for
-	 * those with tracepoint_synchronize_unregister().
-	 */
 	if (!--t->users)
-		tracepoint_probe_unregister(t->tp, t->probe, NULL);
+		mod_delayed_work(system_wq, &vpmu_linger_work,
+				 msecs_to_jiffies(READ_ONCE(vpmu_linger_ms)));
 	mutex_unlock(&vpmu_tp_lock);
 }
 
@@ -939,12 +976,17 @@ static void vpmu_probes_unregister(int n)
 {
 	int i;
 
-	if (lazy_probes)
-		return;
-	for (i = 0; i < n; i++)
-		if (vpmu_tps[i].name)
-			tracepoint_probe_unregister(vpmu_tps[i].tp,
-						    vpmu_tps[i].probe, NULL);
+	if (lazy_probes) {
+		cancel_delayed_work_sync(&vpmu_linger_work);
+		mutex_lock(&vpmu_tp_lock);
+		__vpmu_probes_drop(true);
+		mutex_unlock(&vpmu_tp_lock);
+	} else {
+		for (i = 0; i < n; i++)
+			if (vpmu_tps[i].name)
+				tracepoint_probe_unregister(vpmu_tps[i].tp,
+							    vpmu_tps[i].probe, NULL);
+	}
 	tracepoint_synchronize_unregister();
 }
 
