@@ -374,9 +374,12 @@ TEST_F(two_slots, same_slot_never_together)
 	       (unsigned long long)wall);
 	ASSERT_LE(a.running + b.running, wall);
 	ASSERT_LE(a.val + b.val, wall);
-	/* ...and both did run: the core rotated them */
-	ASSERT_LT(a.enabled / 4, a.running);
-	ASSERT_LT(b.enabled / 4, b.running);
+	/*
+	 * ...and both did run: the core rotated them.  Not a fairness
+	 * check: on a loaded host 6.12 split the slot 0.23/0.77 once.
+	 */
+	ASSERT_LT(a.enabled / 20, a.running);
+	ASSERT_LT(b.enabled / 20, b.running);
 }
 
 TEST_F(two_slots, impossible_groups_refused)
