@@ -125,7 +125,8 @@ chmod +x "$root/init"
 # int3-based text patching (static keys flipped by perf_event_open, tracepoint
 # probes): 6.12 guests died with "Oops: int3" in __schedule() a few times in
 # ~50 runs.  Single-threaded TCG costs ~2x wall time and has shown none.
-accel=tcg,${PEVT_TCG_OPTS-thread=single}
+tcg_opts=${PEVT_TCG_OPTS-thread=single}
+accel=tcg${tcg_opts:+,$tcg_opts}
 [ "${PEVT_KVM:-0}" = 1 ] && [ -w /dev/kvm ] && accel=kvm
 cmdline="console=ttyS0 tsc=reliable panic=-1 oops=panic softlockup_panic=1 quiet loglevel=4 ${VM_APPEND:-}"
 log "$kname: booting ($accel, $(du -h "$out/initramfs.gz" | cut -f1) initramfs)"
