@@ -102,6 +102,7 @@ else
 	done
 fi
 lsmod | grep -q '^pevt ' || insmod /pevt.ko
+[ -x /etc/pevt-pre-rmmod.sh ] && . /etc/pevt-pre-rmmod.sh
 if rmmod pevt; then say "ok 2 pevt-runner.rmmod"; else say "not ok 2 pevt-runner.rmmod"; fi
 [ -x /etc/pevt-post.sh ] && . /etc/pevt-post.sh
 say "# pevt-taint $(cat /proc/sys/kernel/tainted)"
@@ -116,6 +117,15 @@ chmod +x "$root/init"
 	printf 'RUN_CMD=%q\n' "$run_cmd"
 } > "$root/etc/pevt.env"
 
+# --- debug kernel: kmemleak check after the final rmmod -----------------------
+# Only leaks attributed to pevt fail the run (scripts/kmemleak-guest.sh).
+if [ "$kname" = debug ]; then
+	cp "$top/scripts/kmemleak-guest.sh" "$root/etc/pevt-kmemleak.sh"
+	printf '. /etc/pevt-kmemleak.sh\nkmemleak_pre\n' > "$root/etc/pevt-pre-rmmod.sh"
+	printf '. /etc/pevt-kmemleak.sh\nkmemleak_post\n' > "$root/etc/pevt-post.sh"
+	chmod +x "$root/etc/pevt-pre-rmmod.sh" "$root/etc/pevt-post.sh"
+fi
+
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.gz"
 
 # --- boot ---------------------------------------------------------------------
@@ -123,7 +133,7 @@ chmod +x "$root/init"
 # is the default; PEVT_KVM=1 opts in where KVM is known to work.
 accel=tcg
 [ "${PEVT_KVM:-0}" = 1 ] && [ -w /dev/kvm ] && accel=kvm
-cmdline="console=ttyS0 tsc=reliable panic=-1 oops=panic softlockup_panic=1 quiet loglevel=4 ${VM_APPEND:-}"
+cmdline="console=ttyS0 tsc=reliable panic=-1 oops=panic softlockup_panic=1 quiet loglevel=5 ${VM_APPEND:-}"
 log "$kname: booting ($accel, $(du -h "$out/initramfs.gz" | cut -f1) initramfs)"
 start=$(date +%s)
 rc=0

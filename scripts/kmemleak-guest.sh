@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest side of the debug lane's leak check; busybox sh, sourced by the VM's
+# /init (scripts/vmtest.sh installs it as /etc/pevt-kmemleak.sh for the
+# debug kernel only).  Uses say() and $R from /init.
+#
+# The check runs at the very end, after every test closed its fds and pevt
+# was unloaded, so an object pevt forgot to free in its exit path counts
+# too.  Attribution: once pevt is gone, kmemleak can no longer name its
+# frames and prints them as bare addresses, so a frame counts as pevt's if
+# it names pevt or is an unresolved address in the module area.  pevt is
+# the only module this guest ever loads, so that is exact even when tests
+# reloaded it at other addresses.  kmemleak_pre, run just before the final
+# rmmod, keeps pevt's symbols so those addresses can still be named (for
+# the last load; earlier loads print as module-area addresses only).
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+# x86_64 without KASLR (config.debug): MODULES_VADDR..MODULES_END
+KMEMLEAK_MOD_LO=ffffffffa0000000
+KMEMLEAK_MOD_HI=ffffffffff000000
+
+kmemleak_pre() {
+	grep '\[pevt\]' /proc/kallsyms 2>/dev/null | sort > /tmp/pevt.kallsyms
+	say "# kmemleak: pevt loaded at $(sed -n 's/^pevt .* \(0x[0-9a-f]*\).*/\1/p' /proc/modules), $(wc -l < /tmp/pevt.kallsyms) symbols kept"
+}
+
+# Name a bare module address with the symbols kept by kmemleak_pre.
+kmemleak_sym() {
+	local a=$1 best= name=
+	while read -r s t n m; do
+		[ "x$s" \> "x$a" ] && break
+		best=$s name=$n
+	done < /tmp/pevt.kallsyms
+	[ -n "$best" ] || return 0
+	local off=$(( 0x$a - 0x$best ))
+	# more than 1 MiB past the last symbol: an earlier load, not this one
+	[ $off -lt 1048576 ] && printf ' (%s+0x%x [pevt])' "$name" $off
+}
+
+kmemleak_post() {
+	if [ ! -w $KMEMLEAK ]; then
+		say "not ok 3 pevt-runner.kmemleak # $KMEMLEAK missing: kmemleak off?"
+		return
+	fi
+	# Objects younger than 5 s are never reported, and a first scan only
+	# records each object's checksum: wait, then scan twice.
+	sleep 6
+	echo scan > $KMEMLEAK
+	echo scan > $KMEMLEAK
+	cat $KMEMLEAK > /tmp/kmemleak.txt
+	# Split into one file per object, keep those with a pevt frame.
+	rm -rf /tmp/kml; mkdir /tmp/kml
+	awk -v lo="x$KMEMLEAK_MOD_LO" -v hi="x$KMEMLEAK_MOD_HI" '
+		/^unreferenced object/ { n++; f = sprintf("/tmp/kml/%04d", n) }
+		n == 0 { next }
+		{ print > f }
+		/pevt/ { hit[n] = 1 }
+		/\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ {
+			a = "x" substr($NF, 3)
+			if (length(a) == 17 && a >= lo && a < hi) hit[n] = 1
+		}
+		END { for (i in hit) print sprintf("/tmp/kml/%04d", i) > "/tmp/kml/hits" }
+	' /tmp/kmemleak.txt
+	local total=$(grep -c '^unreferenced object' /tmp/kmemleak.txt)
+	local ours=0
+	[ -s /tmp/kml/hits ] && ours=$(wc -l < /tmp/kml/hits)
+	say "# kmemleak: $total unreferenced objects after the suite, $ours attributed to pevt"
+	if [ "$ours" = 0 ]; then
+		say "ok 3 pevt-runner.kmemleak"
+		return
+	fi
+	for f in $(sort /tmp/kml/hits); do
+		while IFS= read -r l; do
+			case $l in
+			*"] 0x"*)
+				a=${l##* 0x}
+				say "# $l$(kmemleak_sym "$a")" ;;
+			*)	say "# $l" ;;
+			esac
+		done < $f
+	done
+	say "not ok 3 pevt-runner.kmemleak # $ours objects leaked by pevt"
+}
