@@ -43,9 +43,11 @@ kmemleak_post() {
 	fi
 	# Objects younger than 5 s are never reported, and a first scan only
 	# records each object's checksum: wait, then scan twice.
+	local t0=$(date +%s)
 	sleep 6
 	echo scan > $KMEMLEAK
 	echo scan > $KMEMLEAK
+	say "# kmemleak: wait + 2 scans took $(( $(date +%s) - t0 ))s"
 	cat $KMEMLEAK > /tmp/kmemleak.txt
 	# Split into one file per object, keep those with a pevt frame.
 	rm -rf /tmp/kml; mkdir /tmp/kml
