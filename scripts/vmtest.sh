@@ -167,7 +167,7 @@ done < <(grep -aE '^(ok |not ok |# pevt-)' "$out/results.txt" 2>/dev/null || tru
 kfail() { fail=$((fail + 1)); note "not ok kernel: $*"; }
 grep -aq '^# pevt-done' "$out/results.txt" 2>/dev/null ||
 	kfail "run did not complete (timeout ${VM_TIMEOUT}s or crash, qemu rc=$rc)"
-bad='WARNING:|BUG:|Oops|general protection fault|kernel BUG at|Kernel panic|soft lockup|hard LOCKUP|rcu: INFO:|rcu_sched detected stall|blocked for more than|UBSAN:|ODEBUG:|possible circular locking|possible recursive locking|inconsistent lock state|KASAN:|kmemleak:.*new suspected'
+bad='WARNING:|BUG:|Oops|general protection fault|kernel BUG at|Kernel panic|soft lockup|hard LOCKUP|rcu: INFO:|rcu_sched detected stall|blocked for more than|UBSAN:|ODEBUG:|possible circular locking|possible recursive locking|inconsistent lock state|KASAN:'
 if grep -aEn "$bad" "$out/console.log" > "$out/kernel-problems.txt" 2>/dev/null; then
 	while IFS= read -r l; do kfail "$l"; done < "$out/kernel-problems.txt"
 fi
