@@ -7,11 +7,14 @@
 #include <linux/init.h>
 
 #include "internal.h"
+#include "plant.h"
 #include "vpmu.h"
 
 static int __init pevt_init(void)
 {
 	int ret;
+
+	pevt_plant_run();	/* test-only builds; a no-op otherwise */
 
 	/* The vPMU first: pevt's scheduler allocates its slots. */
 	ret = vpmu_init();
