@@ -9,6 +9,8 @@
 #include "internal.h"
 #include "plant.h"
 #include "vpmu.h"
+#include "ring_buffer.h"
+#include "output.h"
 
 static int __init pevt_init(void)
 {
@@ -26,9 +28,16 @@ static int __init pevt_init(void)
 	ret = pevt_context_init();
 	if (ret)
 		goto err_core;
-	ret = pevt_sw_init();
+	ret = rb_init();
 	if (ret)
 		goto err_context;
+	/* Before sw.c: the first source to claim an event gets it. */
+	ret = pevt_sample_init();
+	if (ret)
+		goto err_rb;
+	ret = pevt_sw_init();
+	if (ret)
+		goto err_sample;
 	ret = pevt_chardev_init();
 	if (ret)
 		goto err_sw;
@@ -36,6 +45,10 @@ static int __init pevt_init(void)
 
 err_sw:
 	pevt_sw_exit();
+err_sample:
+	pevt_sample_exit();
+err_rb:
+	rb_exit();
 err_context:
 	pevt_context_exit();
 err_core:
@@ -49,6 +62,8 @@ static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
 	pevt_sw_exit();
+	pevt_sample_exit();
+	rb_exit();
 	pevt_context_exit();
 	pevt_core_exit();
 	vpmu_exit();
