@@ -7,6 +7,7 @@
 #include <linux/init.h>
 
 #include "internal.h"
+#include "ring_buffer.h"
 
 static int __init pevt_init(void)
 {
@@ -18,9 +19,12 @@ static int __init pevt_init(void)
 	ret = pevt_context_init();
 	if (ret)
 		goto err_core;
-	ret = pevt_sw_init();
+	ret = rb_init();
 	if (ret)
 		goto err_context;
+	ret = pevt_sw_init();
+	if (ret)
+		goto err_rb;
 	ret = pevt_chardev_init();
 	if (ret)
 		goto err_sw;
@@ -28,6 +32,8 @@ static int __init pevt_init(void)
 
 err_sw:
 	pevt_sw_exit();
+err_rb:
+	rb_exit();
 err_context:
 	pevt_context_exit();
 err_core:
@@ -39,6 +45,7 @@ static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
 	pevt_sw_exit();
+	rb_exit();
 	pevt_context_exit();
 	pevt_core_exit();
 }
