@@ -382,17 +382,15 @@ err_unlock:
 
 /**
  * rb_set_last_unmap() - set the hook run when the last mapping goes away.
- * @rb: the buffer
+ * @rb: the buffer, not mapped yet (no lock: the hook is set once, early)
  * @fn: called under rb->mmap_mutex from the vma close, may sleep
  * @priv: its argument
  */
 void rb_set_last_unmap(struct pevt_rb *rb,
 		       void (*fn)(struct pevt_rb *rb, void *priv), void *priv)
 {
-	mutex_lock(&rb->mmap_mutex);
 	rb->last_unmap = fn;
 	rb->last_unmap_priv = priv;
-	mutex_unlock(&rb->mmap_mutex);
 }
 
 /* ---- output -------------------------------------------------------- */
