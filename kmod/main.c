@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "ring_buffer.h"
+#include "output.h"
 
 static int __init pevt_init(void)
 {
@@ -25,11 +26,16 @@ static int __init pevt_init(void)
 	ret = pevt_sw_init();
 	if (ret)
 		goto err_rb;
-	ret = pevt_chardev_init();
+	ret = pevt_sample_init();
 	if (ret)
 		goto err_sw;
+	ret = pevt_chardev_init();
+	if (ret)
+		goto err_sample;
 	return 0;
 
+err_sample:
+	pevt_sample_exit();
 err_sw:
 	pevt_sw_exit();
 err_rb:
@@ -44,6 +50,7 @@ err_core:
 static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
+	pevt_sample_exit();
 	pevt_sw_exit();
 	rb_exit();
 	pevt_context_exit();

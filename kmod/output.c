@@ -51,6 +51,10 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 
 	if (attr->sample_type & ~(u64)PEVT_SAMPLE_SUPPORTED)
 		return -EOPNOTSUPP;
+	/* Sampling sources: the sys_enter tracepoint (sample.c) only. */
+	if ((attr->sample_period || attr->freq) &&
+	    attr->type != PERF_TYPE_TRACEPOINT)
+		return -EOPNOTSUPP;
 	if (attr->read_format & ~rf)
 		return -EINVAL;
 	if (attr->write_backward || attr->mmap || attr->mmap2 ||
@@ -621,7 +625,13 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
  */
 void pevt_output_release(struct pevt_event *event)
 {
+	bool had_rb;
+
 	mutex_lock(&out_mutex);
+	had_rb = out_rb_locked(event);
 	out_set_rb(event, NULL);
 	mutex_unlock(&out_mutex);
+	/* The buffer's wakeup irq_work may still be walking our rb_client. */
+	if (had_rb)
+		synchronize_rcu();
 }

@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 #include <linux/poll.h>
+#include <linux/pevt.h>
 
 struct pevt_event;
 struct pt_regs;
@@ -36,7 +37,8 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 void pevt_output_comm(struct task_struct *task, const char *comm);
 void pevt_output_task(struct task_struct *task, bool fork);
 
-int pevt_output_init(void);
-void pevt_output_exit(void);
+/* sample.c */
+int pevt_sample_init(void);
+void pevt_sample_exit(void);
 
 #endif /* _PEVT_OUTPUT_H */
