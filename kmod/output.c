@@ -190,7 +190,7 @@ static void out_read(struct rb_handle *h, struct pevt_event *event)
 		return;
 	}
 	out_read_one(h, leader, event);
-	for_each_sibling_event(sub, leader)
+	pevt_for_each_sibling(sub, leader)
 		out_read_one(h, sub, event);
 }
 

@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt ring buffer: PEVT_SAMPLE_SIZE_AT_END backward recovery from a paused
+ * overwrite buffer, against the stock kernel's write_backward on the same
+ * workload; back-pressure accounting (recovered + lost == generated).
+ *
+ * Record source: raw_syscalls:sys_enter with sample_period = 1 and
+ * PERF_SAMPLE_READ: the leader's value in each sample is the number of
+ * system calls since enable, a sequence number.  The workload is a fixed
+ * list of system calls (getppid, and in the "mixed" variants prctl
+ * PR_SET_NAME with names of varying length, each of which also writes a
+ * COMM record), so the test can predict every record and its size, compute
+ * K (the records whose bytes are still wholly in the buffer) on its own,
+ * and compare the walk with the prediction record by record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <linux/pevt.h>
+
+#include "kselftest_harness.h"
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+#define SAMPLE_TYPE	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_READ)
+#define ID_LEN		24	/* sample_id: TID, TIME, IDENTIFIER */
+#define NR_SIBLINGS	2	/* mixed variants: group of 3 */
+
+static int rbt_sys_enter_id(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+	};
+	char buf[32];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		int fd = open(paths[i], O_RDONLY);
+		ssize_t n;
+
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			return atoi(buf);
+		}
+	}
+	return -1;
+}
+
+static int rbt_pevt_open(int dev, struct perf_event_attr *attr, int group_fd)
+{
+	struct pevt_open op;
+
+	memset(&op, 0, sizeof(op));
+	op.size = sizeof(op);
+	op.attr = (uintptr_t)attr;
+	op.pid = 0;
+	op.cpu = -1;
+	op.group_fd = group_fd;
+	return ioctl(dev, PEVT_IOC_OPEN, &op);
+}
+
+static int rbt_stock_open(struct perf_event_attr *attr, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, 0, -1, group_fd,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* ---- the workload and its prediction ------------------------------ */
+
+enum { R_SAMPLE, R_COMM };
+
+struct expect {
+	int type;
+	uint64_t seq;		/* sample: the READ value */
+	char comm[16];		/* comm: the name */
+	uint32_t size;		/* header.size */
+};
+
+struct run {
+	int stock;		/* 1: perf_event_open + write_backward */
+	int trailer;		/* 8 with SIZE_AT_END */
+	int mixed;		/* group read + COMM records */
+	size_t data_size;
+	struct expect *ex;	/* every record written, oldest first */
+	size_t nr_ex, cap_ex;
+	int nprctl;
+};
+
+static uint32_t sample_size(const struct run *r)
+{
+	uint32_t read = r->mixed ? 8 + (1 + NR_SIBLINGS) * 16 : 16;
+
+	return 8 + 3 * 8 + read + r->trailer;
+}
+
+static uint32_t comm_size(const struct run *r, const char *name)
+{
+	return 8 + 8 + ((strlen(name) + 1 + 7) & ~7u) + ID_LEN + r->trailer;
+}
+
+static void expect_add(struct run *r, int type, uint64_t seq, const char *name)
+{
+	struct expect *e;
+
+	if (r->nr_ex == r->cap_ex) {
+		r->cap_ex = r->cap_ex ? 2 * r->cap_ex : 4096;
+		r->ex = realloc(r->ex, r->cap_ex * sizeof(*r->ex));
+	}
+	e = &r->ex[r->nr_ex++];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->seq = seq;
+	if (type == R_COMM) {
+		snprintf(e->comm, sizeof(e->comm), "%s", name);
+		e->size = comm_size(r, name);
+	} else {
+		e->size = sample_size(r);
+	}
+}
+
+/* Name of the i-th prctl: the index, then filler, 1..15 bytes. */
+static void comm_name(unsigned int i, char *buf)
+{
+	int n = snprintf(buf, 16, "%u", i);
+	int len = n + (int)(i % 11);
+
+	if (len > 15)
+		len = 15;
+	while (n < len) {
+		buf[n] = 'a' + (i + n) % 26;
+		n++;
+	}
+	buf[n] = 0;
+}
+
+/* Room for every expected record now: no allocation (mmap, brk: system
+ * calls, hence samples) may happen while the events count. */
+static void expect_reserve(struct run *r, size_t n)
+{
+	r->cap_ex = 2 * n + 16;
+	r->ex = calloc(r->cap_ex, sizeof(*r->ex));
+}
+
+/* @n system calls, each one sample; every 7th (mixed) also a COMM. */
+static void workload(struct run *r, unsigned int n, uint64_t first_seq)
+{
+	char name[16];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (r->mixed && i % 7 == 0) {
+			comm_name(i, name);
+			prctl(PR_SET_NAME, name, 0, 0, 0);
+			expect_add(r, R_SAMPLE, first_seq + i, NULL);
+			expect_add(r, R_COMM, 0, name);
+			r->nprctl++;
+		} else {
+			syscall(__NR_getppid);
+			expect_add(r, R_SAMPLE, first_seq + i, NULL);
+		}
+	}
+}
+
+/* ---- buffer access -------------------------------------------------- */
+
+struct buf {
+	struct perf_event_mmap_page *up;
+	unsigned char *data;
+	size_t size;
+	size_t map_len;
+};
+
+static void buf_copy(const struct buf *b, uint64_t pos, void *dst, size_t len)
+{
+	size_t off = pos & (b->size - 1);
+	size_t first = len < b->size - off ? len : b->size - off;
+
+	memcpy(dst, b->data + off, first);
+	memcpy((char *)dst + first, b->data, len - first);
+}
+
+struct rec {
+	struct perf_event_header hdr;
+	unsigned char body[512];
+};
+
+/* Check one recovered record against the prediction. */
+static int rec_matches(const struct run *r, const struct rec *rc,
+		       const struct expect *e, uint64_t id, char *why)
+{
+	const uint64_t *u = (const uint64_t *)rc->body;
+	uint64_t seq;
+
+	if (rc->hdr.size != e->size) {
+		sprintf(why, "size %u, expected %u", rc->hdr.size, e->size);
+		return 0;
+	}
+	if (e->type == R_SAMPLE) {
+		if (rc->hdr.type != PERF_RECORD_SAMPLE) {
+			sprintf(why, "type %u, expected SAMPLE", rc->hdr.type);
+			return 0;
+		}
+		/* IDENTIFIER, TID, TIME, READ... */
+		if (u[0] != id || (uint32_t)u[1] != (uint32_t)getpid()) {
+			sprintf(why, "identifier %llu / pid %u", (unsigned long long)u[0],
+				(uint32_t)u[1]);
+			return 0;
+		}
+		if (r->mixed) {
+			/* nr, {value, id} x 3; siblings lag by at most one */
+			if (u[3] != 1 + NR_SIBLINGS) {
+				sprintf(why, "group nr %llu", (unsigned long long)u[3]);
+				return 0;
+			}
+			seq = u[4];
+			if (u[6] + 1 < seq || u[6] > seq || u[8] + 1 < seq || u[8] > seq) {
+				sprintf(why, "siblings %llx %llx vs %llu [%llx %llx %llx %llx %llx %llx]",
+					(unsigned long long)u[6], (unsigned long long)u[8],
+					(unsigned long long)seq, (unsigned long long)u[3],
+					(unsigned long long)u[4], (unsigned long long)u[5],
+					(unsigned long long)u[7], (unsigned long long)u[9],
+					(unsigned long long)u[0]);
+				return 0;
+			}
+		} else {
+			seq = u[3];
+			if (u[4] != id) {
+				sprintf(why, "read id %llu", (unsigned long long)u[4]);
+				return 0;
+			}
+		}
+		if (seq != e->seq) {
+			sprintf(why, "seq %llu, expected %llu", (unsigned long long)seq,
+				(unsigned long long)e->seq);
+			return 0;
+		}
+	} else {
+		const uint32_t *p = (const uint32_t *)rc->body;
+
+		if (rc->hdr.type != PERF_RECORD_COMM ||
+		    p[0] != (uint32_t)getpid() || strcmp((const char *)(p + 2), e->comm)) {
+			sprintf(why, "type %u comm '%.16s', expected COMM '%s'",
+				rc->hdr.type, (const char *)(p + 2), e->comm);
+			return 0;
+		}
+	}
+	if (r->trailer) {
+		uint64_t t;
+
+		memcpy(&t, (const char *)rc + rc->hdr.size - 8, 8);
+		if (t != rc->hdr.size) {
+			sprintf(why, "trailer %llu", (unsigned long long)t);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* K: the newest records whose bytes all fit in the data area. */
+static size_t expected_k(const struct run *r)
+{
+	size_t k = 0, bytes = 0;
+
+	while (k < r->nr_ex && bytes + r->ex[r->nr_ex - 1 - k].size <= r->data_size)
+		bytes += r->ex[r->nr_ex - 1 - k++].size;
+	return k;
+}
+
+static uint64_t total_bytes(const struct run *r)
+{
+	uint64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < r->nr_ex; i++)
+		t += r->ex[i].size;
+	return t;
+}
+
+/*
+ * Backward walk of a paused SIZE_AT_END overwrite buffer: newest first,
+ * stop at the first record whose start was overwritten or whose trailer
+ * and header disagree.  Returns the number of records put in @out.
+ */
+static size_t walk_size_at_end(const struct buf *b, uint64_t head,
+			       struct rec *out, size_t max)
+{
+	uint64_t pos = head, used = 0, limit = head < b->size ? head : b->size;
+	size_t n = 0;
+
+	while (n < max && used + 8 <= limit) {
+		uint64_t size;
+
+		buf_copy(b, pos - 8, &size, 8);
+		if (size < 16 || size % 8 || size > sizeof(struct rec) ||
+		    used + size > limit)
+			break;
+		buf_copy(b, pos - size, &out[n], size);
+		if (out[n].hdr.size != size)
+			break;
+		pos -= size;
+		used += size;
+		n++;
+	}
+	return n;
+}
+
+/* Forward walk of a paused stock write_backward buffer from data_head. */
+static size_t walk_write_backward(const struct buf *b, uint64_t head,
+				  struct rec *out, size_t max)
+{
+	uint64_t pos = head, used = 0;
+	size_t n = 0;
+
+	while (n < max && used + 8 <= b->size) {
+		struct perf_event_header h;
+
+		buf_copy(b, pos, &h, sizeof(h));
+		if (h.size < 8 || h.size % 8 || h.size > sizeof(struct rec) ||
+		    used + h.size > b->size)
+			break;
+		buf_copy(b, pos, &out[n], h.size);
+		pos += h.size;
+		used += h.size;
+		n++;
+	}
+	return n;
+}
+
+/* ---- fixture -------------------------------------------------------- */
+
+FIXTURE(ringbuf) {
+	int dev;
+	int tp_id;
+	int fds[1 + NR_SIBLINGS];
+	int nfds;
+	struct buf b;
+	struct run r;
+};
+
+FIXTURE_VARIANT(ringbuf) {
+	unsigned int pages;
+	int mixed;
+};
+
+FIXTURE_VARIANT_ADD(ringbuf, p1_fixed) { .pages = 1, .mixed = 0 };
+FIXTURE_VARIANT_ADD(ringbuf, p2_fixed) { .pages = 2, .mixed = 0 };
+FIXTURE_VARIANT_ADD(ringbuf, p8_fixed) { .pages = 8, .mixed = 0 };
+FIXTURE_VARIANT_ADD(ringbuf, p64_fixed) { .pages = 64, .mixed = 0 };
+FIXTURE_VARIANT_ADD(ringbuf, p1_mixed) { .pages = 1, .mixed = 1 };
+FIXTURE_VARIANT_ADD(ringbuf, p2_mixed) { .pages = 2, .mixed = 1 };
+FIXTURE_VARIANT_ADD(ringbuf, p8_mixed) { .pages = 8, .mixed = 1 };
+FIXTURE_VARIANT_ADD(ringbuf, p64_mixed) { .pages = 64, .mixed = 1 };
+
+FIXTURE_SETUP(ringbuf)
+{
+	self->dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->dev) TH_LOG("open %s: %s", PEVT_DEVICE_PATH,
+				       strerror(errno));
+	self->tp_id = rbt_sys_enter_id();
+	ASSERT_LT(0, self->tp_id) TH_LOG("no raw_syscalls:sys_enter id in tracefs");
+	self->nfds = 0;
+	self->b.up = NULL;
+	memset(&self->r, 0, sizeof(self->r));
+}
+
+FIXTURE_TEARDOWN(ringbuf)
+{
+	int i;
+
+	if (self->b.up)
+		munmap(self->b.up, self->b.map_len);
+	for (i = 0; i < self->nfds; i++)
+		close(self->fds[i]);
+	free(self->r.ex);
+	close(self->dev);
+}
+
+static void attr_init(struct perf_event_attr *a, int tp_id, int leader,
+		      int mixed, int stock, int size_at_end)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = tp_id;
+	if (!leader)
+		return;
+	a->sample_period = 1;
+	a->sample_type = SAMPLE_TYPE | (size_at_end ? PEVT_SAMPLE_SIZE_AT_END : 0);
+	a->read_format = PERF_FORMAT_ID | (mixed ? PERF_FORMAT_GROUP : 0);
+	a->disabled = 1;
+	a->sample_id_all = 1;
+	a->comm = mixed;
+	a->write_backward = stock;
+}
+
+/* Open the (group) events and map the leader's buffer. */
+static int setup_events(struct __test_metadata *_metadata,
+			FIXTURE_DATA(ringbuf) *self,
+			const FIXTURE_VARIANT(ringbuf) *variant,
+			int stock, int writable)
+{
+	struct perf_event_attr a;
+	int i, fd;
+
+	self->r.stock = stock;
+	self->r.trailer = stock ? 0 : 8;
+	self->r.mixed = variant->mixed;
+	self->r.data_size = variant->pages * (size_t)getpagesize();
+
+	attr_init(&a, self->tp_id, 1, variant->mixed, stock, !stock);
+	fd = stock ? rbt_stock_open(&a, -1) : rbt_pevt_open(self->dev, &a, -1);
+	EXPECT_LE(0, fd) TH_LOG("open leader (%s): %s", stock ? "stock" : "pevt",
+				strerror(errno));
+	if (fd < 0)
+		return -1;
+	self->fds[self->nfds++] = fd;
+	for (i = 0; variant->mixed && i < NR_SIBLINGS; i++) {
+		attr_init(&a, self->tp_id, 0, 0, 0, 0);
+		fd = stock ? rbt_stock_open(&a, self->fds[0]) :
+			     rbt_pevt_open(self->dev, &a, self->fds[0]);
+		EXPECT_LE(0, fd) TH_LOG("open sibling: %s", strerror(errno));
+		if (fd < 0)
+			return -1;
+		self->fds[self->nfds++] = fd;
+	}
+
+	self->b.map_len = (variant->pages + 1) * (size_t)getpagesize();
+	self->b.up = mmap(NULL, self->b.map_len,
+			  PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
+			  self->fds[0], 0);
+	EXPECT_NE(MAP_FAILED, self->b.up) TH_LOG("mmap: %s", strerror(errno));
+	if (self->b.up == MAP_FAILED) {
+		self->b.up = NULL;
+		return -1;
+	}
+	self->b.data = (unsigned char *)self->b.up + self->b.up->data_offset;
+	self->b.size = self->b.up->data_size;
+	EXPECT_EQ(self->r.data_size, self->b.size);
+	return 0;
+}
+
+static uint64_t leader_id(int fd)
+{
+	uint64_t id = 0;
+
+	ioctl(fd, PERF_EVENT_IOC_ID, &id);
+	return id;
+}
+
+/* Read the leader's count (first value of either read format). */
+static uint64_t leader_count(int fd, int mixed)
+{
+	uint64_t v[16];
+
+	if (read(fd, v, sizeof(v)) <= 0)
+		return 0;
+	return mixed ? v[1] : v[0];
+}
+
+static void overwrite_check(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(ringbuf) *self,
+			    const FIXTURE_VARIANT(ringbuf) *variant, int stock)
+{
+	struct run *r = &self->r;
+	unsigned int n;
+	uint64_t id, head, count;
+	size_t k, got, i, max;
+	struct rec *recs;
+	char why[128];
+
+	ASSERT_EQ(0, setup_events(_metadata, self, variant, stock, 0));
+	n = 8 * r->data_size / 48 + 100;
+	id = leader_id(self->fds[0]);
+	expect_reserve(r, n);
+	ASSERT_NE(NULL, r->ex);
+
+	ASSERT_EQ(0, ioctl(self->fds[0], PERF_EVENT_IOC_ENABLE, 0));
+	workload(r, n, 1);
+	/* Its own sys_enter is sampled before the pause takes effect. */
+	ASSERT_EQ(0, ioctl(self->fds[0], PERF_EVENT_IOC_PAUSE_OUTPUT, 1));
+	expect_add(r, R_SAMPLE, n + 1, NULL);
+	count = leader_count(self->fds[0], variant->mixed);
+	/* No other system call ran: the read() is call n + 2. */
+	ASSERT_EQ(n + 2, count);
+
+	head = __atomic_load_n(&self->b.up->data_head, __ATOMIC_ACQUIRE);
+	if (stock) {
+		ASSERT_EQ((uint64_t)-total_bytes(r), head);
+	} else {
+		ASSERT_EQ(total_bytes(r), head);
+	}
+	ASSERT_LT(4 * r->data_size, total_bytes(r));
+
+	k = expected_k(r);
+	max = k + 16;
+	recs = calloc(max, sizeof(*recs));
+	ASSERT_NE(NULL, recs);
+	got = stock ? walk_write_backward(&self->b, head, recs, max) :
+		      walk_size_at_end(&self->b, head, recs, max);
+	TH_LOG("%s: %u pages, %zu records written, K=%zu, recovered %zu",
+	       stock ? "stock write_backward" : "pevt size_at_end",
+	       variant->pages, r->nr_ex, k, got);
+	for (i = 0; i < got && i < k; i++) {
+		const struct expect *e = &r->ex[r->nr_ex - 1 - i];
+
+		if (!rec_matches(r, &recs[i], e, id, why)) {
+			TH_LOG("record %zu from newest: %s", i, why);
+			break;
+		}
+	}
+	EXPECT_EQ(k, i);
+	EXPECT_EQ(k, got);
+	free(recs);
+}
+
+TEST_F(ringbuf, pevt_backward_recovers_newest_k)
+{
+	overwrite_check(_metadata, self, variant, 0);
+}
+
+TEST_F(ringbuf, stock_write_backward_recovers_newest_k)
+{
+	overwrite_check(_metadata, self, variant, 1);
+}
+
+/* Forward read of a back-pressure buffer, consuming (data_tail). */
+static void drain(struct __test_metadata *_metadata, struct buf *b,
+		  const struct run *r, uint64_t id, uint64_t *last_seq,
+		  uint64_t *samples, uint64_t *comms, uint64_t *lost)
+{
+	uint64_t head = __atomic_load_n(&b->up->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = b->up->data_tail;
+	struct rec rc;
+
+	while (tail < head) {
+		const uint64_t *u = (const uint64_t *)rc.body;
+		uint64_t t;
+
+		buf_copy(b, tail, &rc.hdr, sizeof(rc.hdr));
+		ASSERT_TRUE(rc.hdr.size >= 16 && rc.hdr.size % 8 == 0 &&
+			    rc.hdr.size <= sizeof(rc) && tail + rc.hdr.size <= head);
+		buf_copy(b, tail, &rc, rc.hdr.size);
+		memcpy(&t, (char *)&rc + rc.hdr.size - 8, 8);
+		ASSERT_EQ(rc.hdr.size, t);
+		switch (rc.hdr.type) {
+		case PERF_RECORD_SAMPLE: {
+			uint64_t seq = r->mixed ? u[4] : u[3];
+
+			ASSERT_EQ(id, u[0]);
+			/* increasing, never repeated */
+			ASSERT_LT(*last_seq, seq);
+			*last_seq = seq;
+			(*samples)++;
+			break;
+		}
+		case PERF_RECORD_COMM:
+			(*comms)++;
+			break;
+		case PERF_RECORD_LOST:
+			ASSERT_EQ(id, u[0]);
+			ASSERT_LT(0, u[1]);
+			*lost += u[1];
+			break;
+		default:
+			ASSERT_TRUE(0) TH_LOG("record type %u", rc.hdr.type);
+		}
+		tail += rc.hdr.size;
+	}
+	/* D: reads above complete before the space is released. */
+	__atomic_store_n(&b->up->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+TEST_F(ringbuf, pevt_back_pressure_accounts_every_record)
+{
+	struct run *r = &self->r;
+	unsigned int n;
+	uint64_t last = 0, samples = 0, comms = 0, lost = 0, id, lost_before;
+
+	ASSERT_EQ(0, setup_events(_metadata, self, variant, 0, 1));
+	n = 8 * r->data_size / 48 + 100;
+	id = leader_id(self->fds[0]);
+	expect_reserve(r, n);
+	ASSERT_NE(NULL, r->ex);
+	ASSERT_EQ(0, ioctl(self->fds[0], PERF_EVENT_IOC_ENABLE, 0));
+	workload(r, n, 1);
+	drain(_metadata, &self->b, r, id, &last, &samples, &comms, &lost);
+	/* The buffer was full: it stopped, nothing was overwritten. */
+	ASSERT_EQ(0, lost);
+	ASSERT_GT(n, samples);
+	lost_before = samples;
+	/* Space is back: this call's sample comes after a LOST record. */
+	syscall(__NR_getppid);
+	ASSERT_EQ(0, ioctl(self->fds[0], PERF_EVENT_IOC_DISABLE, 0));
+	drain(_metadata, &self->b, r, id, &last, &samples, &comms, &lost);
+	TH_LOG("%u pages: %u calls + 2, recovered %llu samples %llu comms, lost %llu",
+	       variant->pages, n, (unsigned long long)samples,
+	       (unsigned long long)comms, (unsigned long long)lost);
+	ASSERT_LT(0, lost);
+	ASSERT_LT(lost_before, samples);
+	/* getppid and the disable ioctl: n + 2 samples generated. */
+	ASSERT_EQ(n + 2, last);
+	ASSERT_EQ(n + 2 + r->nprctl, samples + comms + lost);
+}
+
+TEST_HARNESS_MAIN
