@@ -618,4 +618,236 @@ TEST_F(ringbuf, pevt_back_pressure_accounts_every_record)
 	ASSERT_EQ(n + 2 + r->nprctl, samples + comms + lost);
 }
 
+/* ---- the ABI around the buffer ---------------------------------------- */
+
+FIXTURE(rbapi) {
+	int dev;
+	int tp_id;
+	long page;
+};
+
+FIXTURE_SETUP(rbapi)
+{
+	self->dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->dev);
+	self->tp_id = rbt_sys_enter_id();
+	ASSERT_LT(0, self->tp_id);
+	self->page = getpagesize();
+}
+
+FIXTURE_TEARDOWN(rbapi)
+{
+	close(self->dev);
+}
+
+static int open_sampler(FIXTURE_DATA(rbapi) *self, int size_at_end,
+			unsigned int wakeup_events)
+{
+	struct perf_event_attr a;
+
+	attr_init(&a, self->tp_id, 1, 0, 0, size_at_end);
+	a.wakeup_events = wakeup_events;
+	return rbt_pevt_open(self->dev, &a, -1);
+}
+
+TEST_F(rbapi, mmap_sizes)
+{
+	int fd = open_sampler(self, 1, 0);
+	void *p;
+
+	ASSERT_LE(0, fd);
+	/* no data page, 3 data pages, offset, private: EINVAL */
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, self->page, PROT_READ, MAP_SHARED, fd, 0));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, 4 * self->page, PROT_READ, MAP_SHARED, fd, 0));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, 3 * self->page, PROT_READ, MAP_SHARED, fd,
+				   self->page));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, 3 * self->page, PROT_READ, MAP_PRIVATE, fd, 0));
+	ASSERT_EQ(EINVAL, errno);
+
+	p = mmap(NULL, 3 * self->page, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(2 * self->page, ((struct perf_event_mmap_page *)p)->data_size);
+	ASSERT_EQ(self->page, ((struct perf_event_mmap_page *)p)->data_offset);
+	/* The buffer exists: another size is refused, the same size shares it. */
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, 5 * self->page, PROT_READ, MAP_SHARED, fd, 0));
+	ASSERT_EQ(EINVAL, errno);
+	/* A partial unmap would split the buffer mapping: refused. */
+	ASSERT_EQ(-1, munmap((char *)p + self->page, self->page));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, munmap(p, 3 * self->page));
+	/* After the last unmap the buffer is gone: any size again. */
+	p = mmap(NULL, 5 * self->page, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, munmap(p, 5 * self->page));
+	close(fd);
+}
+
+TEST_F(rbapi, only_sys_enter_tracepoint)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	attr_init(&a, self->tp_id, 1, 0, 0, 1);
+	a.config = self->tp_id + 1;	/* raw_syscalls:sys_exit or another */
+	fd = rbt_pevt_open(self->dev, &a, -1);
+	ASSERT_EQ(-1, fd);
+	ASSERT_EQ(EOPNOTSUPP, errno);
+	/* Sampling a source that cannot sample: refused, not silently counted. */
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.sample_period = 1;
+	fd = rbt_pevt_open(self->dev, &a, -1);
+	ASSERT_EQ(-1, fd);
+}
+
+static struct perf_event_mmap_page *map_buf(FIXTURE_DATA(rbapi) *self, int fd,
+					    int pages, int writable)
+{
+	void *p = mmap(NULL, (pages + 1) * self->page,
+		       PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+TEST_F(rbapi, set_output_requires_same_size_at_end)
+{
+	int a = open_sampler(self, 1, 0), b = open_sampler(self, 0, 0);
+	int c = open_sampler(self, 1, 0), d = open_sampler(self, 1, 0);
+	struct perf_event_mmap_page *up;
+	struct buf bf;
+	uint64_t idc, head, tail, n_a = 0, n_c = 0;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_LE(0, c);
+	ASSERT_LE(0, d);
+	/* The output event must have a buffer. */
+	ASSERT_EQ(-1, ioctl(c, PERF_EVENT_IOC_SET_OUTPUT, a));
+	ASSERT_EQ(EINVAL, errno);
+	up = map_buf(self, a, 4, 1);
+	ASSERT_NE(NULL, up);
+	ASSERT_EQ(-1, ioctl(b, PERF_EVENT_IOC_SET_OUTPUT, a));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, ioctl(a, PERF_EVENT_IOC_SET_OUTPUT, a));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, ioctl(c, PERF_EVENT_IOC_SET_OUTPUT, self->dev));
+	ASSERT_EQ(EINVAL, errno);
+	ASSERT_EQ(-1, ioctl(c, PERF_EVENT_IOC_SET_OUTPUT, 999));
+	ASSERT_EQ(EBADF, errno);
+	ASSERT_EQ(0, ioctl(c, PERF_EVENT_IOC_SET_OUTPUT, a));
+	/* A redirected event maps the shared buffer at its size only. */
+	ASSERT_EQ(NULL, map_buf(self, c, 2, 1));
+	ASSERT_EQ(EINVAL, errno);
+	/* An event with its own mapped buffer cannot be redirected. */
+	ASSERT_NE(NULL, map_buf(self, d, 1, 1));
+	ASSERT_EQ(-1, ioctl(d, PERF_EVENT_IOC_SET_OUTPUT, a));
+	ASSERT_EQ(EBUSY, errno);
+
+	ioctl(c, PERF_EVENT_IOC_ID, &idc);
+	ASSERT_EQ(0, ioctl(a, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(c, PERF_EVENT_IOC_ENABLE, 0));
+	syscall(__NR_getppid);
+	ASSERT_EQ(0, ioctl(c, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(0, ioctl(a, PERF_EVENT_IOC_DISABLE, 0));
+
+	/* Both events' samples, each with its trailer, in a's buffer. */
+	bf.up = up;
+	bf.data = (unsigned char *)up + up->data_offset;
+	bf.size = up->data_size;
+	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	for (tail = 0; tail < head;) {
+		struct rec rc;
+		uint64_t t, id;
+
+		buf_copy(&bf, tail, &rc.hdr, sizeof(rc.hdr));
+		ASSERT_EQ(PERF_RECORD_SAMPLE, rc.hdr.type);
+		buf_copy(&bf, tail, &rc, rc.hdr.size);
+		memcpy(&t, (char *)&rc + rc.hdr.size - 8, 8);
+		ASSERT_EQ(rc.hdr.size, t);
+		memcpy(&id, rc.body, 8);
+		if (id == idc)
+			n_c++;
+		else
+			n_a++;
+		tail += rc.hdr.size;
+	}
+	/* a: enable c, getppid, disable c, disable a; c: getppid, disable c */
+	ASSERT_EQ(4, n_a);
+	ASSERT_EQ(2, n_c);
+	close(a);
+	close(b);
+	close(c);
+	close(d);
+}
+
+TEST_F(rbapi, poll_wakeup_events)
+{
+	int fd = open_sampler(self, 1, 1), quiet = open_sampler(self, 1, 1000);
+	struct pollfd pfd;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, quiet);
+	/* No buffer: POLLHUP, like perf. */
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(1, poll(&pfd, 1, 0));
+	ASSERT_TRUE(pfd.revents & POLLHUP);
+
+	ASSERT_NE(NULL, map_buf(self, fd, 1, 1));
+	ASSERT_NE(NULL, map_buf(self, quiet, 1, 1));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(quiet, PERF_EVENT_IOC_ENABLE, 0));
+	/* wakeup_events = 1: poll's own system call is a sample: woken. */
+	pfd.fd = fd;
+	pfd.revents = 0;
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ(POLLIN, pfd.revents);
+	/* wakeup_events = 1000: a few samples, half-buffer watermark far. */
+	pfd.fd = quiet;
+	pfd.revents = 0;
+	ASSERT_EQ(0, poll(&pfd, 1, 200));
+	close(fd);
+	close(quiet);
+}
+
+TEST_F(rbapi, pause_output_counts_lost)
+{
+	int fd = open_sampler(self, 1, 0);
+	struct perf_event_mmap_page *up;
+	uint64_t head, u[4];
+	struct buf bf;
+	struct rec rc;
+	int i;
+
+	ASSERT_LE(0, fd);
+	up = map_buf(self, fd, 2, 1);
+	ASSERT_NE(NULL, up);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1));
+	head = up->data_head;
+	for (i = 0; i < 10; i++)
+		syscall(__NR_getppid);
+	ASSERT_EQ(head, up->data_head);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
+	ASSERT_EQ(head, up->data_head);
+	syscall(__NR_getppid);
+	/* 10 getppid + the resume ioctl were dropped: one LOST, then the sample */
+	bf.up = up;
+	bf.data = (unsigned char *)up + up->data_offset;
+	bf.size = up->data_size;
+	buf_copy(&bf, head, &rc, sizeof(struct perf_event_header));
+	ASSERT_EQ(PERF_RECORD_LOST, rc.hdr.type);
+	buf_copy(&bf, head, &rc, rc.hdr.size);
+	memcpy(u, rc.body, sizeof(u));
+	ASSERT_EQ(11, u[1]);
+	buf_copy(&bf, head + rc.hdr.size, &rc, sizeof(struct perf_event_header));
+	ASSERT_EQ(PERF_RECORD_SAMPLE, rc.hdr.type);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
