@@ -23,21 +23,22 @@ static int __init pevt_init(void)
 	ret = rb_init();
 	if (ret)
 		goto err_context;
-	ret = pevt_sw_init();
-	if (ret)
-		goto err_rb;
+	/* Before sw.c: the first source to claim an event gets it. */
 	ret = pevt_sample_init();
 	if (ret)
-		goto err_sw;
-	ret = pevt_chardev_init();
+		goto err_rb;
+	ret = pevt_sw_init();
 	if (ret)
 		goto err_sample;
+	ret = pevt_chardev_init();
+	if (ret)
+		goto err_sw;
 	return 0;
 
-err_sample:
-	pevt_sample_exit();
 err_sw:
 	pevt_sw_exit();
+err_sample:
+	pevt_sample_exit();
 err_rb:
 	rb_exit();
 err_context:
@@ -50,8 +51,8 @@ err_core:
 static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
-	pevt_sample_exit();
 	pevt_sw_exit();
+	pevt_sample_exit();
 	rb_exit();
 	pevt_context_exit();
 	pevt_core_exit();

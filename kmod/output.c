@@ -51,9 +51,12 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 
 	if (attr->sample_type & ~(u64)PEVT_SAMPLE_SUPPORTED)
 		return -EOPNOTSUPP;
-	/* Sampling sources: the sys_enter tracepoint (sample.c) only. */
+	/* Sampling sources (sample.c): sys_enter, cpu-clock, task-clock. */
 	if ((attr->sample_period || attr->freq) &&
-	    attr->type != PERF_TYPE_TRACEPOINT)
+	    attr->type != PERF_TYPE_TRACEPOINT &&
+	    !(attr->type == PERF_TYPE_SOFTWARE &&
+	      (attr->config == PERF_COUNT_SW_CPU_CLOCK ||
+	       attr->config == PERF_COUNT_SW_TASK_CLOCK)))
 		return -EOPNOTSUPP;
 	if (attr->read_format & ~rf)
 		return -EINVAL;

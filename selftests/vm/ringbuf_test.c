@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
 
@@ -848,6 +849,98 @@ TEST_F(rbapi, pause_output_counts_lost)
 	buf_copy(&bf, head + rc.hdr.size, &rc, sizeof(struct perf_event_header));
 	ASSERT_EQ(PERF_RECORD_SAMPLE, rc.hdr.type);
 	close(fd);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* task-clock sampling from a hrtimer: period or frequency. */
+static void clock_sampling(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(rbapi) *self, int freq)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *up;
+	uint64_t head, tail, t0, last_time = 0, count = 0, n = 0;
+	const uint64_t period = 1000000;	/* 1 ms */
+	volatile uint64_t spin = 0;
+	struct buf bf;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	if (freq) {
+		a.freq = 1;
+		a.sample_freq = 1000;
+	} else {
+		a.sample_period = period;
+	}
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ |
+			PEVT_SAMPLE_SIZE_AT_END;
+	a.disabled = 1;
+	fd = rbt_pevt_open(self->dev, &a, -1);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	up = map_buf(self, fd, 16, 1);
+	ASSERT_NE(NULL, up);
+
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	t0 = now_ns();
+	while (now_ns() - t0 < 200000000ULL)
+		spin++;
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(8, read(fd, &count, 8));
+
+	bf.up = up;
+	bf.data = (unsigned char *)up + up->data_offset;
+	bf.size = up->data_size;
+	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	ASSERT_GT(bf.size, head);	/* nothing lost or overwritten */
+	for (tail = 0; tail < head;) {
+		struct rec rc;
+		uint64_t u[7], t;
+
+		buf_copy(&bf, tail, &rc.hdr, sizeof(rc.hdr));
+		ASSERT_EQ(PERF_RECORD_SAMPLE, rc.hdr.type);
+		ASSERT_EQ(8 + 7 * 8, rc.hdr.size);
+		buf_copy(&bf, tail, &rc, rc.hdr.size);
+		memcpy(u, rc.body, sizeof(u));
+		memcpy(&t, (char *)&rc + rc.hdr.size - 8, 8);
+		ASSERT_EQ(rc.hdr.size, t);
+		/* IDENTIFIER, IP, TID, TIME, PERIOD, READ value, trailer */
+		ASSERT_EQ((uint32_t)getpid(), (uint32_t)u[2]);
+		ASSERT_LT(last_time, u[3]);
+		last_time = u[3];
+		ASSERT_EQ(period, u[4]);
+		ASSERT_GE(count, u[5]);
+		ASSERT_NE(0, u[1]);
+		n++;
+		tail += rc.hdr.size;
+	}
+	TH_LOG("%s: task-clock %llu ns, %llu samples of %llu ns",
+	       freq ? "freq 1000" : "period 1ms", (unsigned long long)count,
+	       (unsigned long long)n, (unsigned long long)period);
+	/* One sample per period of task time, give or take timer slack. */
+	ASSERT_LE(n, count / period + 1);
+	ASSERT_GE(n, count / period / 2);
+	ASSERT_LE(100000000ULL, count);
+	close(fd);
+}
+
+TEST_F(rbapi, task_clock_sample_period)
+{
+	clock_sampling(_metadata, self, 0);
+}
+
+TEST_F(rbapi, task_clock_sample_freq)
+{
+	clock_sampling(_metadata, self, 1);
 }
 
 TEST_HARNESS_MAIN
