@@ -200,6 +200,7 @@ struct clk_priv {
 	struct hrtimer		timer;
 	struct pevt_event	*event;
 	u64			period;		/* ns between samples */
+	u64			left;		/* ns of the period left at stop */
 };
 
 static void clk_read(struct pevt_event *event)
@@ -273,8 +274,10 @@ static void clk_start(struct pevt_event *event, int flags)
 	struct clk_priv *p = event->src_priv;
 
 	local64_set(&event->prev_count, local_clock());
-	hrtimer_start(&p->timer, ns_to_ktime(p->period),
+	/* Resume the period where it stopped (perf_swevent_start_hrtimer()). */
+	hrtimer_start(&p->timer, ns_to_ktime(p->left ?: p->period),
 		      HRTIMER_MODE_REL_PINNED_HARD);
+	p->left = 0;
 }
 
 static void clk_stop(struct pevt_event *event, int flags)
@@ -282,6 +285,11 @@ static void clk_stop(struct pevt_event *event, int flags)
 	struct clk_priv *p = event->src_priv;
 
 	/* On the timer's CPU with irqs off: the callback is not running. */
+	if (hrtimer_active(&p->timer)) {
+		s64 left = ktime_to_ns(hrtimer_get_remaining(&p->timer));
+
+		p->left = left > 0 ? left : 0;
+	}
 	hrtimer_cancel(&p->timer);
 	clk_read(event);
 }
