@@ -41,6 +41,9 @@ static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
  * pevt_output_check_attr() - refuse what the output path cannot write.
  * @attr: the attr being opened
  *
+ * Also turns on the side-band probes for an event asking for COMM or
+ * FORK/EXIT records (process context, at open).
+ *
  * Return: 0, or -EOPNOTSUPP for sample_type/read_format bits pevt does not
  * implement (callchains, registers, raw data, ...).
  */
@@ -65,6 +68,8 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 	    attr->bpf_event || attr->cgroup || attr->text_poke ||
 	    attr->context_switch || attr->aux_output)
 		return -EOPNOTSUPP;
+	if (attr->comm || attr->task)
+		return pevt_sample_sideband_get();
 	return 0;
 }
 

@@ -40,5 +40,6 @@ void pevt_output_task(struct task_struct *task, bool fork);
 /* sample.c */
 int pevt_sample_init(void);
 void pevt_sample_exit(void);
+int pevt_sample_sideband_get(void);
 
 #endif /* _PEVT_OUTPUT_H */

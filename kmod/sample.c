@@ -23,6 +23,9 @@
  * the source's add()/del() on their CPU (ctx->lock held, irqs off), like
  * perf's swevent hash.  The probe walks this CPU's list with preemption
  * disabled.
+ *
+ * Probes are registered on first use and stay until module exit: every
+ * (un)registration patches kernel text.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -48,8 +51,9 @@ struct tp_priv {
 };
 
 static DEFINE_PER_CPU(struct hlist_head, tp_active);
-static DEFINE_MUTEX(tp_mutex);			/* tp_users, (un)registration */
-static int tp_users;
+static DEFINE_MUTEX(tp_mutex);			/* probe registration */
+static bool tp_registered;			/* sys_enter probe */
+static bool sb_registered;			/* side-band probes */
 static struct tracepoint *tp_sys_enter;
 static u64 tp_sys_enter_id;
 
@@ -105,8 +109,14 @@ static int tp_init(struct pevt_event *event)
 		return -ENOMEM;
 	p->event = event;
 
+	/*
+	 * Registered on first use and kept until module exit: every
+	 * (un)registration patches kernel text (static keys), and patching
+	 * while another CPU runs the site was seen to oops under TCG (stale
+	 * int3), like the sched probes of context.c.
+	 */
 	mutex_lock(&tp_mutex);
-	if (!tp_users) {
+	if (!tp_registered) {
 		ret = tracepoint_probe_register(tp_sys_enter,
 						tp_sys_enter_probe, NULL);
 		if (ret) {
@@ -114,8 +124,8 @@ static int tp_init(struct pevt_event *event)
 			kfree(p);
 			return ret;
 		}
+		tp_registered = true;
 	}
-	tp_users++;
 	mutex_unlock(&tp_mutex);
 	event->src_priv = p;
 	return 0;
@@ -125,17 +135,9 @@ static void tp_destroy(struct pevt_event *event)
 {
 	struct tp_priv *p = event->src_priv;
 
-	mutex_lock(&tp_mutex);
-	if (!--tp_users) {
-		tracepoint_probe_unregister(tp_sys_enter, tp_sys_enter_probe,
-					    NULL);
-		/* No probe still running: p cannot be in use any more. */
-		tracepoint_synchronize_unregister();
-	} else if (p->ever_added) {
-		/* del() unlinked p; a probe on that CPU may still walk it. */
+	/* del() unlinked p; a probe on that CPU may still walk it. */
+	if (p->ever_added)
 		synchronize_rcu();
-	}
-	mutex_unlock(&tp_mutex);
 	event->src_priv = NULL;
 	kfree(p);
 }
@@ -384,18 +386,9 @@ int pevt_sample_init(void)
 	if (!tp_rename || !tp_fork || !tp_exit)
 		return -ENOENT;
 
-	ret = tracepoint_probe_register(tp_rename, sb_rename_probe, NULL);
-	if (ret)
-		goto err_rename;
-	ret = tracepoint_probe_register(tp_fork, sb_fork_probe, NULL);
-	if (ret)
-		goto err_fork;
-	ret = tracepoint_probe_register(tp_exit, sb_exit_probe, NULL);
-	if (ret)
-		goto err_exit;
 	ret = pevt_source_register(&tp_source);
 	if (ret)
-		goto err_source;
+		return ret;
 	ret = pevt_source_register(&clk_source);
 	if (ret)
 		goto err_clk;
@@ -403,14 +396,43 @@ int pevt_sample_init(void)
 
 err_clk:
 	pevt_source_unregister(&tp_source);
-err_source:
-	tracepoint_probe_unregister(tp_exit, sb_exit_probe, NULL);
+	return ret;
+}
+
+/**
+ * pevt_sample_sideband_get() - make sure COMM/FORK/EXIT are fed.
+ *
+ * Called when an event with attr.comm or attr.task is opened; the probes
+ * stay registered until module exit (see tp_init() for why).
+ *
+ * Return: 0 or -errno.
+ */
+int pevt_sample_sideband_get(void)
+{
+	int ret = 0;
+
+	mutex_lock(&tp_mutex);
+	if (sb_registered)
+		goto out;
+	ret = tracepoint_probe_register(tp_rename, sb_rename_probe, NULL);
+	if (ret)
+		goto out;
+	ret = tracepoint_probe_register(tp_fork, sb_fork_probe, NULL);
+	if (ret)
+		goto err_fork;
+	ret = tracepoint_probe_register(tp_exit, sb_exit_probe, NULL);
+	if (ret)
+		goto err_exit;
+	sb_registered = true;
+	goto out;
+
 err_exit:
 	tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);
 err_fork:
 	tracepoint_probe_unregister(tp_rename, sb_rename_probe, NULL);
-err_rename:
 	tracepoint_synchronize_unregister();
+out:
+	mutex_unlock(&tp_mutex);
 	return ret;
 }
 
@@ -421,8 +443,15 @@ void pevt_sample_exit(void)
 {
 	pevt_source_unregister(&clk_source);
 	pevt_source_unregister(&tp_source);
-	tracepoint_probe_unregister(tp_exit, sb_exit_probe, NULL);
-	tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);
-	tracepoint_probe_unregister(tp_rename, sb_rename_probe, NULL);
+	if (sb_registered) {
+		tracepoint_probe_unregister(tp_exit, sb_exit_probe, NULL);
+		tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);
+		tracepoint_probe_unregister(tp_rename, sb_rename_probe, NULL);
+	}
+	if (tp_registered)
+		tracepoint_probe_unregister(tp_sys_enter, tp_sys_enter_probe,
+					    NULL);
 	tracepoint_synchronize_unregister();
+	sb_registered = false;
+	tp_registered = false;
 }
