@@ -18,9 +18,10 @@
  *   stock-wb   perf_event_open() with attr.write_backward, read from
  *              data_head (PEVT_READ_WRITE_BACKWARD)
  *
- * 1. Cost: per repetition and subject, the loop alone and the loop with
- *    the enabled event are timed back to back; ns per record is their
- *    difference over N.  Median of the repetitions.
+ * 1. Cost: the four events open at once, the calls timed in small chunks
+ *    with one event or none enabled, interleaved; ns per record is a
+ *    subject's chunk minus the bare chunk of the same round, per call,
+ *    median over rounds, then median of the repetitions (cost_once()).
  * 2. Recovery: generate many times the buffer's capacity, pause and
  *    disable, read.  A record counts only if it is a well-formed sample of
  *    this thread, and only while the sequence numbers, newest first, go
@@ -94,7 +95,7 @@ struct bench {
 	unsigned long calls, records, pages, reps;
 	int tp_id;
 	pid_t pid, tid;
-	double base[MAX_REPS * NR_SUBJECTS], base_median;
+	double base[MAX_REPS], base_median;
 	struct result res[NR_SUBJECTS];
 };
 
@@ -230,45 +231,61 @@ static double median(double *v, unsigned long n)
 }
 
 /*
- * One repetition: the calls in chunks of CHUNK, alternately without and
- * with the event enabled (order flipped every pair, so drift hits both
- * sides alike); the toggling ioctls stay outside the timed loops.  The
- * medians of the chunk times drop chunks hit by host preemption, which
- * under TCG are frequent and far larger than the effect measured.
+ * One repetition: all four events open at once (each with its buffer),
+ * the calls in rounds of NR_SUBJECTS + 1 timed chunks of CHUNK calls: one
+ * with no event enabled and one per subject with only its event enabled,
+ * in an order rotated every round; the toggling ioctls stay outside the
+ * timed loops.  A subject's cost in a round is its chunk minus that
+ * round's bare chunk, and its cost in the repetition the median over the
+ * rounds: under TCG the host preempts the guest often and for far longer
+ * than the effect measured, and drifts over seconds; pairing within a
+ * round cancels the drift, the median drops the preempted chunks.
  */
-static int cost_once(struct bench *b, int s, unsigned long rep)
+static int cost_once(struct bench *b, unsigned long rep)
 {
 	unsigned long i, n = b->calls / CHUNK;
+	struct pevt_mmap *map[NR_SUBJECTS] = { 0 };
+	int fd[NR_SUBJECTS], s, k, err = -1;
 	double *base, *with;
-	struct pevt_mmap *map;
-	int fd;
 
-	base = calloc(2 * n, sizeof(*base));
+	base = calloc((NR_SUBJECTS + 1) * n, sizeof(*base));
 	if (!base) {
 		p_err("out of memory");
 		return -1;
 	}
-	with = base + n;
-	map = subject_map(b, s, &fd);
-	if (!map) {
-		free(base);
-		return -1;
+	with = base + n;		/* with[s * n + i] */
+	for (s = 0; s < NR_SUBJECTS; s++) {
+		map[s] = subject_map(b, s, &fd[s]);
+		if (!map[s])
+			goto out;
 	}
 	for (i = 0; i < n; i++) {
-		if (i & 1)
-			base[i] = loop_ns(CHUNK);
-		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-		with[i] = loop_ns(CHUNK);
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		if (!(i & 1))
-			base[i] = loop_ns(CHUNK);
+		for (k = 0; k <= NR_SUBJECTS; k++) {
+			s = (k + i) % (NR_SUBJECTS + 1);
+			if (s == NR_SUBJECTS) {
+				base[i] = loop_ns(CHUNK);
+				continue;
+			}
+			ioctl(fd[s], PERF_EVENT_IOC_ENABLE, 0);
+			with[s * n + i] = loop_ns(CHUNK);
+			ioctl(fd[s], PERF_EVENT_IOC_DISABLE, 0);
+		}
+		for (s = 0; s < NR_SUBJECTS; s++)
+			with[s * n + i] -= base[i];
 	}
-	b->base[rep * NR_SUBJECTS + s] = median(base, n);
-	b->res[s].ns[rep] = median(with, n) - b->base[rep * NR_SUBJECTS + s];
-	pevt_mmap__delete(map);
-	close(fd);
+	for (s = 0; s < NR_SUBJECTS; s++)
+		b->res[s].ns[rep] = median(with + s * n, n);
+	b->base[rep] = median(base, n);
+	err = 0;
+out:
+	for (s = 0; s < NR_SUBJECTS; s++) {
+		if (!map[s])
+			break;
+		pevt_mmap__delete(map[s]);
+		close(fd[s]);
+	}
 	free(base);
-	return 0;
+	return err;
 }
 
 /*
@@ -372,7 +389,7 @@ static void print_table(const struct bench *b)
 	const struct result *fwd = &b->res[S_FWD], *wb = &b->res[S_WB];
 	int s;
 
-	printf("output path: %lu getppid() per repetition, %lu repetitions (median), "
+	printf("output path: %lu getppid() per subject and repetition, %lu repetitions (median), "
 	       "one sys_enter sample each (IP|TID|TIME|READ), %lu-page overwrite buffers\n",
 	       b->calls, b->reps, b->pages);
 	printf("a getppid() alone: %.0f ns\n\n", b->base_median);
@@ -473,8 +490,9 @@ static int do_help(void)
 		"  pevt (no trailer), stock-fwd (perf_event_open, forward), stock-wb\n"
 		"  (perf_event_open, write_backward).  Needs root, tracefs and pevt.ko.\n"
 		"\n"
-		"  calls N    calls per cost repetition, >= %d (default 50000), timed in\n"
-		"             chunks of %d alternately without and with the event\n"
+		"  calls N    calls per subject and cost repetition, >= %d (default 50000),\n"
+		"             timed in chunks of %d, interleaved with the other subjects'\n"
+		"             and bare chunks (costs are paired differences, medians)\n"
 		"  records N  calls for the recovery run (default: 10x the stock-wb capacity)\n"
 		"  pages P    data pages per buffer, a power of two (default 8)\n"
 		"  reps R     cost repetitions, median reported (default 5, max %d)\n"
@@ -559,12 +577,10 @@ int bench_output(int argc, char **argv)
 		b.res[s].has_reader = s != S_PEVT;
 	}
 
-	/* Subjects interleaved within each repetition: drift hits all alike. */
 	for (rep = 0; rep < b.reps; rep++)
-		for (s = 0; s < NR_SUBJECTS; s++)
-			if (cost_once(&b, s, rep))
-				return -1;
-	b.base_median = median(b.base, b.reps * NR_SUBJECTS);
+		if (cost_once(&b, rep))
+			return -1;
+	b.base_median = median(b.base, b.reps);
 	for (s = 0; s < NR_SUBJECTS; s++) {
 		double tmp[MAX_REPS];
 
