@@ -633,13 +633,18 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
  */
 void pevt_output_release(struct pevt_event *event)
 {
-	bool had_rb;
+	bool ever_attached;
 
 	mutex_lock(&out_mutex);
-	had_rb = out_rb_locked(event);
 	out_set_rb(event, NULL);
+	/* list_del_rcu() leaves ->next set: attached at some point. */
+	ever_attached = READ_ONCE(event->rb_client.node.next);
 	mutex_unlock(&out_mutex);
-	/* The buffer's wakeup irq_work may still be walking our rb_client. */
-	if (had_rb)
+	/*
+	 * A buffer's wakeup irq_work may still be walking our rb_client
+	 * (detached now or at the buffer's last unmap): wait before the
+	 * event is freed.
+	 */
+	if (ever_attached)
 		synchronize_rcu();
 }

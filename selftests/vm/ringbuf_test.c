@@ -541,12 +541,13 @@ static void overwrite_check(struct __test_metadata *_metadata,
 	free(recs);
 }
 
-TEST_F(ringbuf, pevt_backward_recovers_newest_k)
+/* 300 s: the debug kernel (KASAN, lockdep) takes ~0.7 ms per sampled call. */
+TEST_F_TIMEOUT(ringbuf, pevt_backward_recovers_newest_k, 300)
 {
 	overwrite_check(_metadata, self, variant, 0);
 }
 
-TEST_F(ringbuf, stock_write_backward_recovers_newest_k)
+TEST_F_TIMEOUT(ringbuf, stock_write_backward_recovers_newest_k, 300)
 {
 	overwrite_check(_metadata, self, variant, 1);
 }
@@ -598,7 +599,7 @@ static void drain(struct __test_metadata *_metadata, struct buf *b,
 	__atomic_store_n(&b->up->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-TEST_F(ringbuf, pevt_back_pressure_accounts_every_record)
+TEST_F_TIMEOUT(ringbuf, pevt_back_pressure_accounts_every_record, 300)
 {
 	struct run *r = &self->r;
 	unsigned int n;
