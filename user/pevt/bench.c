@@ -166,8 +166,6 @@ static int do_help(int argc, char **argv)
 	return 0;
 }
 
-int bench_output(int argc, char **argv);	/* bench_output.c */
-
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "clock",	bench_clock,	"task-clock, stock vs pevt" },
