@@ -15,4 +15,22 @@
 
 #include <linux/version.h>
 
+/* ==== vPMU (kmod/vpmu.c) ================================================ */
+#include <linux/perf_event.h>
+/*
+ * Before 6.2, perf_pmu_register() lets only one PMU per boot take
+ * perf_hw_context (a static flag that is never cleared): a second one, even
+ * the same module loaded again, gets a WARN and is downgraded to
+ * perf_invalid_context, after which per-task events fail with EINVAL.
+ * PMUs flagged PERF_PMU_CAP_HETEROGENEOUS_CPUS may share the hw context
+ * (big.LITTLE does), which is what a reloaded pevt_vpmu needs.  6.2+ has
+ * no such flag and no such trap.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define VPMU_COMPAT_PMU_CAPS	PERF_PMU_CAP_HETEROGENEOUS_CPUS
+#else
+#define VPMU_COMPAT_PMU_CAPS	0
+#endif
+/* ==== end vPMU ========================================================== */
+
 #endif /* _PEVT_COMPAT_H */

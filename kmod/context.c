@@ -11,10 +11,21 @@
  *    inactive for good (events keep their final values) and leaves the
  *    hash.
  * With no task context the probes are unregistered (after probe_linger_ms)
- * and the switch path costs nothing.  The tracepoints are found by name with
- * for_each_kernel_tracepoint() (they are not exported), as lttng-modules
- * does.
+ * and the switch path costs nothing.
+ *
+ * Where time starts and stops differs slightly from perf: perf schedules a
+ * task's events out in prepare_task_switch() (pevt: sched_switch, a few
+ * instructions earlier: same) and in from finish_task_switch(), after
+ * switch_mm()/switch_to(); pevt schedules in at sched_switch, before them,
+ * so a task's clocks include its switch-in path.  Measured under TCG:
+ * < 0.5% for a busy task, ~+20% for a task doing nothing but pipe
+ * ping-pong (40000 switches).  No hook after switch_to() is available to
+ * a module without text patching (preempt notifiers only for current).
+ *
+ * The tracepoints are found by name with for_each_kernel_tracepoint()
+ * (they are not exported), as lttng-modules does.
  */
+#include <linux/cpuhotplug.h>
 #include <linux/hashtable.h>
 #include <linux/moduleparam.h>
 #include <linux/module.h>
@@ -389,32 +400,55 @@ void ctx_put(struct pevt_context *ctx)
 	kfree_rcu(ctx, rcu);
 }
 
-static void pevt_cpu_ctx_start(void *info)
-{
-	struct pevt_context *ctx = &this_cpu_ptr(&pevt_cpu_ctx)->ctx;
-	unsigned long flags;
+static enum cpuhp_state pevt_cpuhp_state;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+/*
+ * CPU hotplug, like perf_event_{init,exit}_cpu(): a CPU context is active
+ * only while its CPU is online, so an offline CPU's events neither count
+ * nor accrue time, and reads of them do not wait for a dead CPU.  Both
+ * callbacks run on the CPU concerned (CPUHP_AP_ONLINE_DYN).
+ */
+static int pevt_cpu_online(unsigned int cpu)
+{
+	struct pevt_context *ctx = &pevt_cpuctx(cpu)->ctx;
+
+	raw_spin_lock_irq(&ctx->lock);
 	ctx->timestamp = local_clock();
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	ctx->active_cpu = cpu;
+	ctx_sched_in(ctx, PEVT_EVENT_ALL);
+	raw_spin_unlock_irq(&ctx->lock);
+	return 0;
+}
+
+static int pevt_cpu_offline(unsigned int cpu)
+{
+	struct pevt_context *ctx = &pevt_cpuctx(cpu)->ctx;
+
+	raw_spin_lock_irq(&ctx->lock);
+	pevt_update_context_time(ctx);
+	ctx_sched_out(ctx, PEVT_EVENT_ALL);
+	ctx->active_cpu = -1;
+	raw_spin_unlock_irq(&ctx->lock);
+	return 0;
 }
 
 /**
  * pevt_context_init() - set up CPU contexts, find the tracepoints.
  *
- * Return: 0 or -ENOENT if a needed tracepoint does not exist.
+ * Return: 0, -ENOENT if a needed tracepoint does not exist, or the
+ * error of cpuhp_setup_state().
  */
 int pevt_context_init(void)
 {
-	int cpu, i;
+	int cpu, i, ret;
 
 	for_each_possible_cpu(cpu) {
 		struct pevt_cpu_context *cpuctx = pevt_cpuctx(cpu);
 
 		pevt_ctx_init(&cpuctx->ctx, cpu, NULL);
+		cpuctx->ctx.active_cpu = -1;	/* until pevt_cpu_online() */
 		cpuctx->task_ctx = NULL;
 	}
-	on_each_cpu(pevt_cpu_ctx_start, NULL, 1);
 
 	for_each_kernel_tracepoint(pevt_tp_lookup, NULL);
 	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
@@ -424,6 +458,13 @@ int pevt_context_init(void)
 			return -ENOENT;
 		}
 	}
+
+	/* Runs pevt_cpu_online() on every online CPU before returning. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pevt:online",
+				pevt_cpu_online, pevt_cpu_offline);
+	if (ret < 0)
+		return ret;
+	pevt_cpuhp_state = ret;
 	return 0;
 }
 
@@ -435,6 +476,7 @@ int pevt_context_init(void)
  */
 void pevt_context_exit(void)
 {
+	cpuhp_remove_state(pevt_cpuhp_state);
 	cancel_delayed_work_sync(&pevt_tp_work);
 	mutex_lock(&pevt_task_mutex);
 	WARN_ON_ONCE(pevt_nr_task_ctx);

@@ -345,7 +345,7 @@ int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data)
 	for (;;) {
 		raw_spin_lock_irq(&ctx->lock);
 		cpu = ctx->active_cpu;
-		if (cpu < 0 || (ctx->task == NULL && !cpu_online(cpu))) {
+		if (cpu < 0) {
 			ret = fn(ctx, data, false);
 			raw_spin_unlock_irq(&ctx->lock);
 			return ret;
@@ -353,8 +353,9 @@ int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data)
 		raw_spin_unlock_irq(&ctx->lock);
 
 		fc.ret = -EAGAIN;
+		/* -ENXIO: the CPU went offline; its context is inactive now */
 		if (smp_call_function_single(cpu, ctx_function_remote, &fc, 1))
-			fc.ret = -EAGAIN;	/* CPU went offline */
+			fc.ret = -EAGAIN;
 		if (fc.ret != -EAGAIN)
 			return fc.ret;
 		cond_resched();
@@ -526,21 +527,35 @@ static int __pevt_reset(struct pevt_context *ctx, void *data, bool active)
 
 typedef int (*pevt_ctx_fn_t)(struct pevt_context *, void *, bool);
 
-/* perf_event_for_each() with PERF_IOC_FLAG_GROUP: leader, then siblings. */
+struct pevt_group_apply {
+	pevt_ctx_fn_t		fn;
+	struct pevt_event	*leader;
+};
+
+static int __pevt_group_apply(struct pevt_context *ctx, void *data, bool active)
+{
+	struct pevt_group_apply *ga = data;
+	struct pevt_event *sibling;
+
+	ga->fn(ctx, ga->leader, active);
+	pevt_for_each_sibling(sibling, ga->leader)
+		ga->fn(ctx, sibling, active);
+	return 0;
+}
+
+/*
+ * perf_event_for_each() with PERF_IOC_FLAG_GROUP: leader, then siblings.
+ * Unlike perf, which makes one cross-call per member, the whole group is
+ * done in one critical section, so its members start and stop together.
+ */
 static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn_t fn,
 			    bool group)
 {
-	struct pevt_context *ctx = event->ctx;
-	struct pevt_event *sibling;
+	struct pevt_group_apply ga = { .fn = fn, .leader = event->group_leader };
 
 	if (!group)
-		return ctx_function_call(ctx, fn, event);
-
-	event = event->group_leader;
-	ctx_function_call(ctx, fn, event);
-	pevt_for_each_sibling(sibling, event)
-		ctx_function_call(ctx, fn, sibling);
-	return 0;
+		return ctx_function_call(event->ctx, fn, event);
+	return ctx_function_call(event->ctx, __pevt_group_apply, &ga);
 }
 
 /* ---- read() -------------------------------------------------------- */

@@ -9,14 +9,19 @@
 #include "internal.h"
 #include "ring_buffer.h"
 #include "output.h"
+#include "vpmu.h"
 
 static int __init pevt_init(void)
 {
 	int ret;
 
-	ret = pevt_core_init();
+	/* The vPMU first: pevt's scheduler allocates its slots. */
+	ret = vpmu_init();
 	if (ret)
 		return ret;
+	ret = pevt_core_init();
+	if (ret)
+		goto err_vpmu;
 	ret = pevt_context_init();
 	if (ret)
 		goto err_core;
@@ -45,6 +50,8 @@ err_context:
 	pevt_context_exit();
 err_core:
 	pevt_core_exit();
+err_vpmu:
+	vpmu_exit();
 	return ret;
 }
 
@@ -56,6 +63,7 @@ static void __exit pevt_exit(void)
 	rb_exit();
 	pevt_context_exit();
 	pevt_core_exit();
+	vpmu_exit();
 }
 
 module_init(pevt_init);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Software sources: PERF_COUNT_SW_CPU_CLOCK and PERF_COUNT_SW_TASK_CLOCK,
- * counting mode.  Both count nanoseconds of local_clock() while the event
- * is ACTIVE, i.e. while its context is active on a CPU: for a CPU event
- * all the time it is enabled, for a task event while the task runs (what
- * perf's cpu-clock and task-clock count for the same events).
+ * counting mode.  Both count nanoseconds while the event is ACTIVE, i.e.
+ * while its context is active on a CPU: for a CPU event all the time it
+ * is enabled, for a task event while the task runs (what perf's cpu-clock
+ * and task-clock count for the same events).
  */
 #include <linux/perf_event.h>
 #include <linux/sched/clock.h>
@@ -27,9 +27,23 @@ static int sw_clock_init(struct pevt_event *event)
 	return -EOPNOTSUPP;	/* perf has it, pevt does not yet */
 }
 
+/*
+ * cpu-clock reads local_clock() (perf's cpu_clock_event_update()); task-clock
+ * reads the context's time, which is what perf's task_clock_event_update()
+ * does: ctx->time is brought up to date before any of these is called
+ * (sched in/out, IPI handlers), and it is exactly the time the event is
+ * running, so value == time_running for a task-clock alone.
+ */
+static u64 sw_clock_now(struct pevt_event *event)
+{
+	if (event->attr.config == PERF_COUNT_SW_TASK_CLOCK)
+		return event->ctx->time;
+	return local_clock();
+}
+
 static void sw_clock_read(struct pevt_event *event)
 {
-	u64 now = local_clock();
+	u64 now = sw_clock_now(event);
 	u64 prev = local64_xchg(&event->prev_count, now);
 
 	local64_add(now - prev, &event->count);
@@ -37,7 +51,7 @@ static void sw_clock_read(struct pevt_event *event)
 
 static void sw_clock_start(struct pevt_event *event, int flags)
 {
-	local64_set(&event->prev_count, local_clock());
+	local64_set(&event->prev_count, sw_clock_now(event));
 }
 
 static void sw_clock_stop(struct pevt_event *event, int flags)

@@ -81,6 +81,30 @@ TEST_F(open, unknown_device_ioctl)
 	ASSERT_EQ(ENOTTY, errno);
 }
 
+/*
+ * struct pevt_open is versioned by its size field: the size bits of the
+ * ioctl number are not part of the ABI (a newer, larger struct keeps the
+ * command working).
+ */
+TEST_F(open, ioctl_size_bits_ignored)
+{
+	struct { struct pevt_open op; __u64 tail[8]; } big;
+	int fd;
+
+	memset(&big, 0, sizeof(big));
+	big.op = self->op;
+	big.op.size = sizeof(big);
+	ASSERT_EQ(0, try_open(_metadata, self->dev, &big));
+	fd = ioctl(self->dev, _IOW(PEVT_IOC_MAGIC, 0x01, big), &big);
+	ASSERT_LE(0, fd);
+	close(fd);
+	/* but not the direction or the number */
+	ASSERT_EQ(-1, ioctl(self->dev, _IOR(PEVT_IOC_MAGIC, 0x01, struct pevt_open), &big));
+	ASSERT_EQ(ENOTTY, errno);
+	ASSERT_EQ(-1, ioctl(self->dev, _IOW(PEVT_IOC_MAGIC, 0x02, struct pevt_open), &big));
+	ASSERT_EQ(ENOTTY, errno);
+}
+
 TEST_F(open, size_too_small)
 {
 	self->op.size = PEVT_OPEN_SIZE_VER0 - 1;

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Debian's perf against pevt_vpmu: perf stat through the sysfs aliases, the
+# counts next to their stock twins, and perf record on the syscall source.
+# The perf output is copied into the log (TAP comments).
+PERF=${PERF:-/usr/bin/perf}
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n $1"; }
+nok() { n=$((n + 1)); fail=1; echo "not ok $n $1"; }
+log() { sed 's/^/# /' "$1"; }
+echo "TAP version 13"
+echo "1..4"
+if [ ! -x "$PERF" ]; then
+	for i in 1 2 3 4; do echo "ok $i # SKIP no perf binary"; done
+	exit 0
+fi
+cd /tmp || exit 1
+
+# 1: perf stat on the aliases, counts equal to the stock twins.
+"$PERF" stat -x, -e pevt_vpmu/syscalls/,raw_syscalls:sys_enter,pevt_vpmu/cswitch/,context-switches \
+	-- sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); cat /proc/self/stat >/dev/null; done' \
+	2> stat.csv
+log stat.csv
+vs=$(awk -F, '$3=="pevt_vpmu/syscalls/"{print $1}' stat.csv)
+ts=$(awk -F, '$3=="raw_syscalls:sys_enter"{print $1}' stat.csv)
+vc=$(awk -F, '$3=="pevt_vpmu/cswitch/"{print $1}' stat.csv)
+tc=$(awk -F, '$3=="context-switches"{print $1}' stat.csv)
+echo "# syscalls vpmu=$vs twin=$ts cswitch vpmu=$vc twin=$tc"
+# within 1%: perf stat's inherited events exit their hw context before the
+# sw one, so a switch taken in between counts only for the twin.
+close() { [ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] &&
+	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d * 100 <= b) }'; }
+if close "$vs" "$ts" && [ "$vs" -gt 1000 ]; then
+	ok "perf stat pevt_vpmu/syscalls/ within 1% of raw_syscalls:sys_enter"
+else
+	nok "perf stat pevt_vpmu/syscalls/ within 1% of raw_syscalls:sys_enter"
+fi
+if close "$vc" "$tc"; then
+	ok "perf stat pevt_vpmu/cswitch/ within 1% of context-switches"
+else
+	nok "perf stat pevt_vpmu/cswitch/ within 1% of context-switches"
+fi
+
+# 2: human-readable output, cpu_ns with its unit, system wide.
+"$PERF" stat -a -e pevt_vpmu/cpu_ns/,cpu-clock -- sleep 0.5 2> stat.txt
+log stat.txt
+if grep -q 'ns *pevt_vpmu/cpu_ns/' stat.txt; then
+	ok "perf stat -a pevt_vpmu/cpu_ns/ (unit ns)"
+else
+	nok "perf stat -a pevt_vpmu/cpu_ns/ (unit ns)"
+fi
+
+# 3: perf record with a fixed period on the syscall source.
+"$PERF" record -q -e pevt_vpmu/syscalls/ -c 50 -o rec.data -- \
+	sh -c 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); cat /proc/self/stat >/dev/null; done' 2> rec.err
+log rec.err
+"$PERF" report -i rec.data --stdio --sort comm 2>&1 > rep.txt
+log rep.txt
+samples=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' rep.txt)
+echo "# samples=$samples"
+if [ -n "$samples" ] && [ "$samples" -gt 20 ]; then
+	ok "perf record -e pevt_vpmu/syscalls/ -c 50 took samples"
+else
+	nok "perf record -e pevt_vpmu/syscalls/ -c 50 took samples"
+fi
+exit $fail
