@@ -156,7 +156,7 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s bench clock [ms MS] [json FILE]\n"
-		"       %s bench output [calls N] [pages P] [json FILE]\n"
+		"       %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
 		"\n"
 		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
 		"  output   one syscall workload into overwrite buffers: pevt with and\n"
