@@ -16,32 +16,9 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
+#include <pevt/evsel.h>
 
 #include "main.h"
-
-static int open_stock(struct perf_event_attr *attr, int pid, int cpu)
-{
-	int fd = syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static int open_pevt(struct perf_event_attr *attr, int pid, int cpu)
-{
-	struct pevt_open op = {
-		.size = sizeof(op), .flags = PEVT_OPEN_FD_CLOEXEC,
-		.attr = (uintptr_t)attr, .pid = pid, .cpu = cpu, .group_fd = -1,
-	};
-	int dev, fd;
-
-	dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -errno;
-	fd = ioctl(dev, PEVT_IOC_OPEN, &op);
-	fd = fd < 0 ? -errno : fd;
-	close(dev);
-	return fd;
-}
 
 struct reading {
 	uint64_t value, enabled, running;
@@ -98,12 +75,15 @@ static int bench_clock(int argc, char **argv)
 		NEXT_ARG();
 	}
 
-	sfd = open_stock(&attr, 0, -1);
+	LIBPEVT_OPTS(pevt_open_opts, stock, .backend = PEVT_BACKEND_PERF);
+	LIBPEVT_OPTS(pevt_open_opts, dev, .backend = PEVT_BACKEND_DEVICE);
+
+	sfd = pevt_open(&attr, 0, -1, -1, &stock);
 	if (sfd < 0) {
 		p_err("perf_event_open(task-clock): %s", strerror(-sfd));
 		return -1;
 	}
-	pfd = open_pevt(&attr, 0, -1);
+	pfd = pevt_open(&attr, 0, -1, -1, &dev);
 	if (pfd < 0) {
 		p_err("%s: task-clock: %s%s", PEVT_DEVICE_PATH, strerror(-pfd),
 		      pfd == -ENOENT ? " (is pevt.ko loaded?)" : "");

@@ -44,6 +44,7 @@
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
 #include <pevt/core.h>
+#include <pevt/evsel.h>
 #include <pevt/mmap.h>
 
 #include "main.h"
@@ -145,27 +146,15 @@ static int open_subject(const struct bench *b, int s)
 		.config = b->tp_id, .sample_period = 1, .disabled = 1,
 		.sample_type = SAMPLE_TYPE,
 	};
-	struct pevt_open op = {
-		.size = sizeof(op), .flags = PEVT_OPEN_FD_CLOEXEC,
-		.attr = (uintptr_t)&a, .pid = 0, .cpu = -1, .group_fd = -1,
-	};
-	int dev, fd;
+	LIBPEVT_OPTS(pevt_open_opts, opts,
+		     .backend = (s == S_FWD || s == S_WB) ? PEVT_BACKEND_PERF
+							 : PEVT_BACKEND_DEVICE);
 
 	if (s == S_SAE)
 		a.sample_type |= PEVT_SAMPLE_SIZE_AT_END;
 	if (s == S_WB)
 		a.write_backward = 1;
-	if (s == S_FWD || s == S_WB) {
-		fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		return fd < 0 ? -errno : fd;
-	}
-	dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -errno;
-	fd = ioctl(dev, PEVT_IOC_OPEN, &op);
-	fd = fd < 0 ? -errno : fd;
-	close(dev);
-	return fd;
+	return pevt_open(&a, 0, -1, -1, &opts);
 }
 
 static void workload(unsigned long calls)
