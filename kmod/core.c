@@ -1013,6 +1013,16 @@ err_group:
 	return ret;
 }
 
+/*
+ * CPU and task contexts get separate lockdep classes: the switch path and
+ * the rotation tick hold a task context's lock while taking the CPU
+ * context's (locking rule 3 in internal.h), which lockdep would otherwise
+ * report as recursive locking of one class.  Separate classes also let it
+ * check that the order is never reversed.
+ */
+static struct lock_class_key pevt_cpu_ctx_lock_key;
+static struct lock_class_key pevt_task_ctx_lock_key;
+
 /**
  * pevt_ctx_init() - initialise an empty context.
  * @ctx: the context
@@ -1022,6 +1032,8 @@ err_group:
 void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task)
 {
 	raw_spin_lock_init(&ctx->lock);
+	lockdep_set_class(&ctx->lock, task ? &pevt_task_ctx_lock_key
+					   : &pevt_cpu_ctx_lock_key);
 	mutex_init(&ctx->mutex);
 	INIT_LIST_HEAD(&ctx->pinned_groups);
 	INIT_LIST_HEAD(&ctx->flexible_groups);
