@@ -370,6 +370,32 @@ static struct list_head *ctx_group_list(struct pevt_context *ctx,
 	return event->attr.pinned ? &ctx->pinned_groups : &ctx->flexible_groups;
 }
 
+/*
+ * An event just installed or enabled in an active context goes on now,
+ * like perf's ctx_resched() reduced to what pevt needs: a new group goes
+ * on if it fits; a new sibling goes on with an active leader (if the group
+ * no longer fits, it comes off and waits for rotation).  Pinned groups
+ * that cannot go on are an error.  ctx->lock held, on the context's CPU.
+ */
+static void ctx_sched_in_new(struct pevt_context *ctx, struct pevt_event *event)
+{
+	struct pevt_event *leader = event->group_leader;
+
+	if (leader == event) {
+		if (pevt_group_sched_in(event, ctx)) {
+			if (event->attr.pinned)
+				pevt_event_set_state(event, PEVT_STATE_ERROR);
+			else
+				ctx->rotate_necessary = 1;
+		}
+	} else if (leader->state == PEVT_STATE_ACTIVE) {
+		if (event_sched_in(event, ctx)) {
+			pevt_group_sched_out(leader, ctx);
+			ctx->rotate_necessary = 1;
+		}
+	}
+}
+
 static int __pevt_install(struct pevt_context *ctx, void *data, bool active)
 {
 	struct pevt_event *event = data;
@@ -392,28 +418,9 @@ static int __pevt_install(struct pevt_context *ctx, void *data, bool active)
 	}
 	event->attached = true;
 
-	if (!active || event->state != PEVT_STATE_INACTIVE ||
-	    !event_filter_match(event))
-		return 0;
-	/*
-	 * Like perf's ctx_resched() reduced to what software groups need:
-	 * a new group goes on if it fits; a new sibling goes on with an
-	 * active leader.  Pinned groups that cannot go on are an error.
-	 */
-	if (leader == event) {
-		if (pevt_group_sched_in(event, ctx)) {
-			if (event->attr.pinned)
-				pevt_event_set_state(event, PEVT_STATE_ERROR);
-			else
-				ctx->rotate_necessary = 1;
-		}
-	} else if (leader->state == PEVT_STATE_ACTIVE) {
-		if (event_sched_in(event, ctx)) {
-			/* group no longer fits: take it off, retry later */
-			pevt_group_sched_out(leader, ctx);
-			ctx->rotate_necessary = 1;
-		}
-	}
+	if (active && event->state == PEVT_STATE_INACTIVE &&
+	    event_filter_match(event))
+		ctx_sched_in_new(ctx, event);
 	return 0;
 }
 
@@ -466,7 +473,6 @@ static int __pevt_remove(struct pevt_context *ctx, void *data, bool active)
 static int __pevt_enable(struct pevt_context *ctx, void *data, bool active)
 {
 	struct pevt_event *event = data;
-	struct pevt_event *leader = event->group_leader;
 
 	if (event->state >= PEVT_STATE_INACTIVE)
 		return 0;
@@ -475,21 +481,8 @@ static int __pevt_enable(struct pevt_context *ctx, void *data, bool active)
 	event->tstamp = ctx->time;
 	pevt_event_set_state(event, PEVT_STATE_INACTIVE);
 
-	if (!active || !event_filter_match(event))
-		return 0;
-	if (leader == event) {
-		if (pevt_group_sched_in(event, ctx)) {
-			if (event->attr.pinned)
-				pevt_event_set_state(event, PEVT_STATE_ERROR);
-			else
-				ctx->rotate_necessary = 1;
-		}
-	} else if (leader->state == PEVT_STATE_ACTIVE) {
-		if (event_sched_in(event, ctx)) {
-			pevt_group_sched_out(leader, ctx);
-			ctx->rotate_necessary = 1;
-		}
-	}
+	if (active && event_filter_match(event))
+		ctx_sched_in_new(ctx, event);
 	return 0;
 }
 
