@@ -29,6 +29,8 @@
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
 
+#include <pevt/parse_events.h>
+
 #include "kselftest_harness.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -45,31 +47,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static int rbt_sys_enter_id(void)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
-		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
-	};
-	char buf[32];
-	unsigned int i;
-
-	for (i = 0; i < 2; i++) {
-		int fd = open(paths[i], O_RDONLY);
-		ssize_t n;
-
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			return atoi(buf);
-		}
-	}
-	return -1;
 }
 
 static int rbt_pevt_open(int dev, struct perf_event_attr *attr, int group_fd)
@@ -382,7 +359,7 @@ FIXTURE_SETUP(ringbuf)
 	self->dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev) TH_LOG("open %s: %s", PEVT_DEVICE_PATH,
 				       strerror(errno));
-	self->tp_id = rbt_sys_enter_id();
+	self->tp_id = pevt_tracepoint__id("raw_syscalls:sys_enter");
 	ASSERT_LT(0, self->tp_id) TH_LOG("no raw_syscalls:sys_enter id in tracefs");
 	self->nfds = 0;
 	self->b.up = NULL;
@@ -643,7 +620,7 @@ FIXTURE_SETUP(rbapi)
 {
 	self->dev = open(PEVT_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->dev);
-	self->tp_id = rbt_sys_enter_id();
+	self->tp_id = pevt_tracepoint__id("raw_syscalls:sys_enter");
 	ASSERT_LT(0, self->tp_id);
 	self->page = getpagesize();
 }

@@ -886,3 +886,19 @@ bad:
 	free(v);
 	return libpevt_err(-EINVAL);
 }
+
+long long pevt_tracepoint__id(const char *name)
+{
+	struct pevt_parse_error err;
+	struct pevt_events *evs;
+	long long id = -ENOENT;
+
+	evs = pevt_events__parse(name, NULL, &err);
+	if (!evs)
+		return -errno;
+	if (pevt_events__nr(evs) == 1 &&
+	    pevt_events__get(evs, 0)->attr.type == PERF_TYPE_TRACEPOINT)
+		id = pevt_events__get(evs, 0)->attr.config;
+	pevt_events__delete(evs);
+	return id;
+}

@@ -46,6 +46,7 @@
 #include <pevt/core.h>
 #include <pevt/evsel.h>
 #include <pevt/mmap.h>
+#include <pevt/parse_events.h>
 
 #include "main.h"
 
@@ -107,31 +108,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int sys_enter_id(void)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
-		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
-	};
-	char buf[32];
-	unsigned int i;
-
-	for (i = 0; i < 2; i++) {
-		int fd = open(paths[i], O_RDONLY);
-		ssize_t n;
-
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = 0;
-			return atoi(buf);
-		}
-	}
-	return -1;
 }
 
 static unsigned int record_size(int s)
@@ -553,7 +529,7 @@ int bench_output(int argc, char **argv)
 	}
 	if (!b.records)
 		b.records = 10 * (b.pages * page / record_size(S_WB));
-	b.tp_id = sys_enter_id();
+	b.tp_id = pevt_tracepoint__id("raw_syscalls:sys_enter");
 	if (b.tp_id < 0) {
 		p_err("raw_syscalls:sys_enter: no id in tracefs (mounted? root?)");
 		return -1;

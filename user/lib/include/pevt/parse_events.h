@@ -92,6 +92,13 @@ LIBPEVT_API const struct pevt_event_desc *
 pevt_events__get(const struct pevt_events *evs, size_t idx);
 
 /*
+ * pevt_tracepoint__id() - the perf attr.config of tracepoint @name
+ * ("sys:name", e.g. "raw_syscalls:sys_enter"), read from tracefs as
+ * pevt_events__parse() reads it.  Returns the id or -errno.
+ */
+LIBPEVT_API long long pevt_tracepoint__id(const char *name);
+
+/*
  * pevt_cpu_list__parse() - "0-3,6" -> sorted, deduplicated array of CPU
  * numbers in *@cpus (malloc'd).  Returns the count or -EINVAL.
  */
