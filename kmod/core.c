@@ -20,7 +20,7 @@
 #include <linux/pevt.h>
 
 #include "internal.h"
-#include "sched.h"
+#include "pevt_sched.h"
 #include "compat.h"
 
 static LIST_HEAD(pevt_sources);

@@ -8,7 +8,7 @@
 
 #include "internal.h"
 #include "vpmu.h"
-#include "sched.h"
+#include "pevt_sched.h"
 
 static int __init pevt_init(void)
 {

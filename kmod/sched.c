@@ -46,7 +46,7 @@
 #include "internal.h"
 #include "rotation.h"
 #include "vpmu.h"
-#include "sched.h"
+#include "pevt_sched.h"
 
 #define SCHED_MAX_GROUPS	64
 #define SCHED_MAX_MASKS		256

@@ -17,7 +17,7 @@
 
 #include "internal.h"
 #include "vpmu.h"
-#include "sched.h"
+#include "pevt_sched.h"
 
 struct vsrc {
 	struct vpmu_counter	c;
