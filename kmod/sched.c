@@ -88,7 +88,8 @@ struct sched_cpu {
 	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
 };
 
-static DEFINE_PER_CPU(struct sched_cpu, sched_cpus);
+/* Allocated at init: too big for the module's static per-CPU area. */
+static DEFINE_PER_CPU(struct sched_cpu *, sched_cpus);
 
 /* ---- building the key -------------------------------------------- */
 
@@ -267,16 +268,36 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 
 /* ---- classic (perf 6.1 perf_rotate_context) ------------------------ */
 
+static bool classic_software(struct pevt_event *leader)
+{
+	struct pevt_event *sib;
+
+	if (pevt_vpmu_event_mask(leader))
+		return false;
+	pevt_for_each_sibling(sib, leader)
+		if (pevt_vpmu_event_mask(sib))
+			return false;
+	return true;
+}
+
 static struct pevt_event *classic_to_rotate(struct pevt_context *ctx)
 {
 	struct pevt_event *leader;
 
-	/* ctx_event_to_rotate(): first active flexible, else first one */
+	/*
+	 * ctx_event_to_rotate(): first active flexible, else the first one.
+	 * In 6.1 software events live in their own (software PMU) context,
+	 * so the vPMU context perf rotates holds only groups needing slots:
+	 * software-only groups are skipped here to rotate the same list.
+	 */
 	list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
-		if (leader->state == PEVT_STATE_ACTIVE)
+		if (leader->state == PEVT_STATE_ACTIVE &&
+		    !classic_software(leader))
 			return leader;
-	return list_first_entry_or_null(&ctx->flexible_groups,
-					struct pevt_event, group_entry);
+	list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
+		if (!classic_software(leader))
+			return leader;
+	return NULL;
 }
 
 static bool sched_classic(struct pevt_context *cctx, struct pevt_context *tctx)
@@ -376,7 +397,7 @@ static void sched_arm(struct sched_cpu *sc, ktime_t delay)
 /* IPI (or local with irqs off): re-plan now, without advancing. */
 static void sched_replan_ipi(void *info)
 {
-	struct sched_cpu *sc = this_cpu_ptr(&sched_cpus);
+	struct sched_cpu *sc = this_cpu_read(sched_cpus);
 
 	if (sc->in_tick)
 		return;
@@ -407,13 +428,15 @@ static void sched_replan_ipi(void *info)
 bool sched_ctx_flexible_in(struct pevt_context *ctx)
 {
 	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
-	struct sched_cpu *sc = this_cpu_ptr(&sched_cpus);
 	bool task = ctx != &cpuctx->ctx;
 	u32 flag = task ? ROT_F_TASK : 0;
 	u32 n, i, j, nm = 0;
+	struct sched_cpu *sc;
 
-	if (!sched_ready || READ_ONCE(sched_policy) != SCHED_ROTID ||
-	    sc->bypass)
+	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
+		return false;
+	sc = this_cpu_read(sched_cpus);
+	if (sc->bypass)
 		return false;
 	if (task && ctx != cpuctx->task_ctx)
 		return false;
@@ -451,8 +474,11 @@ miss:
  */
 void sched_rotation_needed(void)
 {
-	struct sched_cpu *sc = this_cpu_ptr(&sched_cpus);
+	struct sched_cpu *sc;
 
+	if (!READ_ONCE(sched_ready))
+		return;
+	sc = this_cpu_read(sched_cpus);
 	sched_arm(sc, READ_ONCE(sched_policy) == SCHED_ROTID && !sc->overflow ?
 		  0 : sched_interval());
 }
@@ -561,7 +587,7 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 	if (!snap)
 		return -ENOMEM;
 	for_each_online_cpu(cpu) {
-		struct sched_cpu *sc = per_cpu_ptr(&sched_cpus, cpu);
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
 		s32 state[SCHED_MAX_GROUPS];
 		u32 runs[SCHED_MAX_GROUPS];
 		unsigned long flags;
@@ -613,8 +639,11 @@ int pevt_sched_init(void)
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
-		struct sched_cpu *sc = per_cpu_ptr(&sched_cpus, cpu);
+		struct sched_cpu *sc = kvzalloc(sizeof(*sc), GFP_KERNEL);
 
+		if (!sc)
+			goto err;
+		per_cpu(sched_cpus, cpu) = sc;
 		raw_spin_lock_init(&sc->slock);
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		sc->timer.function = pevt_sched_tick;
@@ -628,8 +657,14 @@ int pevt_sched_init(void)
 	WRITE_ONCE(sched_ready, true);
 	return 0;
 err:
-	for_each_possible_cpu(cpu)
-		kvfree(per_cpu_ptr(&sched_cpus, cpu)->ws);
+	for_each_possible_cpu(cpu) {
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+
+		if (sc)
+			kvfree(sc->ws);
+		kvfree(sc);
+		per_cpu(sched_cpus, cpu) = NULL;
+	}
 	return -ENOMEM;
 }
 
@@ -645,10 +680,13 @@ void pevt_sched_exit(void)
 	WRITE_ONCE(sched_ready, false);
 	debugfs_remove_recursive(sched_dbg_dir);
 	for_each_possible_cpu(cpu) {
-		struct sched_cpu *sc = per_cpu_ptr(&sched_cpus, cpu);
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
 
+		if (!sc)
+			continue;
 		hrtimer_cancel(&sc->timer);
 		kvfree(sc->ws);
-		sc->ws = NULL;
+		kvfree(sc);
+		per_cpu(sched_cpus, cpu) = NULL;
 	}
 }

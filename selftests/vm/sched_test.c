@@ -82,6 +82,7 @@ struct scen {
 	int n;
 	struct gspec g[MAXG];
 	int fd[MAXG];
+	int sfd[MAXG][4];	/* siblings: closing one would remove it */
 	double share[MAXG];	/* running / enabled, percent */
 	__u64 enabled[MAXG], running[MAXG];
 };
@@ -141,7 +142,7 @@ static pid_t busy_child(void)
 }
 
 static int open_group(enum backend be, int dev, const struct gspec *g,
-		      pid_t child, int *leader)
+		      pid_t child, int *leader, int *sfd)
 {
 	struct perf_event_attr a;
 	int i, fd = -1, lfd = -1;
@@ -172,7 +173,7 @@ static int open_group(enum backend be, int dev, const struct gspec *g,
 		if (i == 0)
 			lfd = fd;
 		else
-			close(fd);	/* the group keeps the sibling */
+			sfd[i - 1] = fd;
 	}
 	*leader = lfd;
 	return 0;
@@ -194,11 +195,12 @@ static int run_scen(enum backend be, struct scen *s, struct plan_info *pi)
 		if (dev < 0)
 			goto out;
 	}
+	memset(s->sfd, -1, sizeof(s->sfd));
 	for (i = 0; i < s->n; i++)
 		s->fd[i] = -1;
 	sleep_ns(NSEC_PER_SEC / 10);	/* the child is on its CPU */
 	for (i = 0; i < s->n; i++)
-		if (open_group(be, dev, &s->g[i], child, &s->fd[i]))
+		if (open_group(be, dev, &s->g[i], child, &s->fd[i], s->sfd[i]))
 			goto out;
 	sleep_ns(RUN_NS);
 	if (pi && read_plan(CPU, pi))
@@ -214,9 +216,13 @@ static int run_scen(enum backend be, struct scen *s, struct plan_info *pi)
 	}
 	ret = 0;
 out:
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
+		for (int j = 0; j < 4; j++)
+			if (s->sfd[i][j] >= 0)
+				close(s->sfd[i][j]);
 		if (s->fd[i] >= 0)
 			close(s->fd[i]);
+	}
 	if (dev >= 0)
 		close(dev);
 	kill(child, SIGKILL);
