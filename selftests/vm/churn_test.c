@@ -177,14 +177,17 @@ static int check_plan(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		int c, v, o, r, gi, rot;
+		int c, v, o, r, gi, rot, nR, ng;
 		long long t, p;
 		char pol[16], st[16];
 
 		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d",
-			   &c, pol, &v, &o, &R, &r, &t, &p, &groups) == 9) {
-			if (seen != groups && valid)
+			   &c, pol, &v, &o, &nR, &r, &t, &p, &ng) == 9) {
+			/* the previous CPU's block is complete */
+			if (cpus && valid && seen != groups)
 				ret = -1;
+			R = nR;
+			groups = ng;
 			cpus++;
 			seen = 0;
 			valid = v;
@@ -192,6 +195,8 @@ static int check_plan(void)
 				ret = -1;
 			if (!v && groups)
 				ret = -1;
+			if (ret && !bad_line[0])
+				snprintf(bad_line, sizeof(bad_line), "%s", line);
 			continue;
 		}
 		if (sscanf(line, "group %d id %*u task %*d pinned %*d members %*u state %15s rot %d",
