@@ -377,6 +377,12 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 	struct sched_cpu *sc = container_of(t, struct sched_cpu, timer);
 	bool more;
 
+	/*
+	 * A pinned hrtimer of a CPU going offline migrates: its contexts
+	 * are not this CPU's.  The CPU's context is scheduled out anyway.
+	 */
+	if (sc != this_cpu_read(sched_cpus))
+		return HRTIMER_NORESTART;
 	sc->in_tick = true;
 	more = sched_pass(sc, true);
 	sc->in_tick = false;
