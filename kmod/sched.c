@@ -243,11 +243,19 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		memcpy(sc->key, sc->nkey, n * sizeof(sc->key[0]));
 		sc->nr = n;
 		sc->tctx = tctx;
-		sc->r = 0;
 		sc->plans++;
 		sc->valid = !rot_plan(&in, sc->ws, sc->ws_size, &sc->plan);
 		if (!sc->valid)
 			sc->overflow = true;
+		/*
+		 * Continue the cycle rather than restart at 0: a task that
+		 * keeps leaving and coming back replans each time (one cached
+		 * pair per CPU), and restarting would favour rotation 0.
+		 */
+		if (sc->valid && sc->plan.nr_rotations)
+			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+		else
+			sc->r = 0;
 	} else if (advance && sc->plan.nr_rotations > 1) {
 		sc->r = (sc->r + 1) % sc->plan.nr_rotations;
 		sc->ticks++;

@@ -9,6 +9,7 @@
  * reloaded with nr_counters=2 and restored plain at the end.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -297,7 +298,7 @@ static void check_shares(struct __test_metadata *_metadata,
 	log_shares(_metadata, variant->policy, s);
 	if (is_rotid(variant)) {
 		for (i = 0; i < s->n; i++)
-			EXPECT_LE(abs((int)(s->share[i] - rotid_target[i])), 3)
+			EXPECT_LE(fabs(s->share[i] - rotid_target[i]), 3.0)
 				TH_LOG("group %d: %.1f%%, target %.0f%%", i,
 				       s->share[i], rotid_target[i]);
 		return;
@@ -305,7 +306,7 @@ static void check_shares(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, run_scen(STOCK, &st, NULL));
 	log_shares(_metadata, "stock", &st);
 	for (i = 0; i < s->n; i++)
-		EXPECT_LE(abs((int)(s->share[i] - st.share[i])), 5)
+		EXPECT_LE(fabs(s->share[i] - st.share[i]), 5.0)
 			TH_LOG("group %d: classic %.1f%%, stock %.1f%%", i,
 			       s->share[i], st.share[i]);
 }
