@@ -81,6 +81,13 @@ struct gspec {
 
 struct scen {
 	int n;
+	/*
+	 * CPU groups compete with task groups: their target holds only while
+	 * the task runs; while it is off the CPU they have the slots alone
+	 * (100%).  The task's running fraction of the CPU is its groups'
+	 * enabled time over the CPU groups' enabled time.
+	 */
+	int compete;
 	struct gspec g[MAXG];
 	int fd[MAXG];
 	int sfd[MAXG][4];	/* siblings: closing one would remove it */
@@ -297,6 +304,24 @@ static void check_shares(struct __test_metadata *_metadata,
 
 	log_shares(_metadata, variant->policy, s);
 	if (is_rotid(variant)) {
+		double f = 1, tgt[MAXG];
+		__u64 te = 0, ce = 0;
+
+		for (i = 0; i < s->n; i++) {
+			if (s->g[i].task && s->enabled[i] > te)
+				te = s->enabled[i];
+			if (!s->g[i].task && s->enabled[i] > ce)
+				ce = s->enabled[i];
+		}
+		if (s->compete && ce)
+			f = te < ce ? (double)te / ce : 1.0;
+		for (i = 0; i < s->n; i++) {
+			tgt[i] = rotid_target[i];
+			if (s->compete && !s->g[i].task)
+				tgt[i] = f * rotid_target[i] + (1 - f) * 100;
+		}
+		TH_LOG("task on CPU %.1f%% of the time", 100 * f);
+		rotid_target = tgt;
 		for (i = 0; i < s->n; i++)
 			EXPECT_LE(fabs(s->share[i] - rotid_target[i]), 3.0)
 				TH_LOG("group %d: %.1f%%, target %.0f%%", i,
@@ -318,6 +343,7 @@ TEST_F(sched, two_task_two_cpu)
 	struct scen s;
 
 	scen_init(&s, 2, 2);
+	s.compete = 1;
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
 	if (is_rotid(variant))
 		EXPECT_EQ(2, pi.R);
@@ -331,6 +357,7 @@ TEST_F(sched, four_task_one_cpu)
 	struct scen s;
 
 	scen_init(&s, 4, 1);
+	s.compete = 1;
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
 	if (is_rotid(variant))
 		EXPECT_EQ(5, pi.R);
@@ -393,6 +420,7 @@ TEST_F(sched, no_rotation_wasted)
 
 	/* 1) A B + E(2 members): R = 2, 50% each. */
 	scen_init(&s, 0, 2);
+	s.compete = 1;
 	s.g[s.n++] = (struct gspec){ .task = 1, .members = 2 };
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
 	if (!is_rotid(variant)) {
@@ -402,6 +430,7 @@ TEST_F(sched, no_rotation_wasted)
 	check_shares(_metadata, variant, &s, target);
 	/* 2) A B C singles: no rotation leaves a slot free -> 2/3 each. */
 	scen_init(&s, 1, 2);
+	s.compete = 1;
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
 	check_shares(_metadata, variant, &s, target + 3);
 	for (i = 0; i < s.n; i++)
