@@ -22,6 +22,7 @@
 #include "internal.h"
 #include "pevt_sched.h"
 #include "compat.h"
+#include "output.h"
 
 static LIST_HEAD(pevt_sources);
 static DEFINE_MUTEX(pevt_sources_mutex);
@@ -723,8 +724,9 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 			return -EFAULT;
 		return 0;
 	default:
-		/* SET_OUTPUT, PAUSE_OUTPUT...: ring_buffer.c adds them here. */
-		return -ENOTTY;
+		/* SET_OUTPUT, PAUSE_OUTPUT: output.c */
+		ret = pevt_output_ioctl(event, cmd, arg);
+		return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
 	}
 
 	mutex_lock(&ctx->mutex);
@@ -755,8 +757,19 @@ static int pevt_event_release(struct inode *inode, struct file *file)
 	ctx_function_call(ctx, __pevt_remove, event);
 	mutex_unlock(&ctx->mutex);
 	pevt_ctx_changed(ctx);
+	pevt_output_release(event);
 	pevt_event_free(event);
 	return 0;
+}
+
+static int pevt_event_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return pevt_output_mmap(file->private_data, vma);
+}
+
+static __poll_t pevt_event_poll(struct file *file, poll_table *wait)
+{
+	return pevt_output_poll(file->private_data, file, wait);
 }
 
 static const struct file_operations pevt_event_fops = {
@@ -765,7 +778,8 @@ static const struct file_operations pevt_event_fops = {
 	.read		= pevt_event_read,
 	.unlocked_ioctl	= pevt_event_ioctl,
 	.compat_ioctl	= pevt_event_ioctl,
-	/* .mmap, .poll: ring_buffer.c */
+	.mmap		= pevt_event_mmap,
+	.poll		= pevt_event_poll,
 };
 
 /**
@@ -789,6 +803,8 @@ struct pevt_event *pevt_event_from_file(struct file *file)
  */
 static int pevt_attr_check(const struct perf_event_attr *attr)
 {
+	int ret;
+
 	if (attr->read_format & ~(u64)(PERF_FORMAT_MAX - 1))
 		return -EINVAL;
 	if (attr->sample_type & ~((u64)(PERF_SAMPLE_MAX - 1) |
@@ -796,13 +812,12 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 		return -EINVAL;
 	if (attr->freq && attr->sample_freq > INT_MAX)
 		return -EINVAL;
-	/* Sampling and side-band records: ring_buffer.c (issue 3). */
-	if (attr->sample_period || attr->mmap || attr->comm || attr->task ||
-	    attr->mmap_data || attr->mmap2 || attr->comm_exec ||
-	    attr->context_switch || attr->namespaces || attr->ksymbol ||
-	    attr->bpf_event || attr->cgroup || attr->text_poke ||
-	    attr->build_id || attr->sigtrap || attr->aux_output ||
-	    attr->watermark || attr->wakeup_events)
+	/* Sampling and side-band records: output.c, sample.c (issue 3). */
+	ret = pevt_output_check_attr(attr);
+	if (ret)
+		return ret;
+	if (attr->mmap_data || attr->comm_exec || attr->build_id ||
+	    attr->sigtrap)
 		return -EOPNOTSUPP;
 	if (attr->inherit || attr->inherit_stat || attr->inherit_thread ||
 	    attr->enable_on_exec || attr->remove_on_exec ||
@@ -935,6 +950,7 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	INIT_LIST_HEAD(&event->group_entry);
 	INIT_LIST_HEAD(&event->sibling_list);
 	INIT_LIST_HEAD(&event->event_entry);
+	pevt_output_init_event(event);
 
 	ret = pevt_init_event_source(event);
 	if (ret)

@@ -65,12 +65,15 @@
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
 #include <linux/perf_event.h>
+#include <linux/wait.h>
 #include <asm/local64.h>
 
 struct file;
 struct task_struct;
 struct pevt_event;
 struct pevt_context;
+
+#include "ring_buffer.h"
 
 /* Event states: same numbering and meaning as perf_event_state. */
 enum pevt_event_state {
@@ -157,7 +160,9 @@ struct pevt_event {
 	atomic64_t		lost;		/* PERF_FORMAT_LOST (ring buffer) */
 
 	struct file		*file;		/* the event fd's file */
-	void			*rb;		/* ring buffer (ring_buffer.c) */
+	struct pevt_rb __rcu	*rb;		/* ring buffer (output.c, RCU) */
+	wait_queue_head_t	waitq;		/* poll(): woken via the rb's irq_work */
+	struct rb_client	rb_client;	/* on rb->clients while rb is set */
 	void			*rot;		/* rotation.c private */
 };
 

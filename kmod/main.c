@@ -7,12 +7,17 @@
 #include <linux/init.h>
 
 #include "internal.h"
+#include "plant.h"
 #include "vpmu.h"
+#include "ring_buffer.h"
+#include "output.h"
 #include "pevt_sched.h"
 
 static int __init pevt_init(void)
 {
 	int ret;
+
+	pevt_plant_run();	/* test-only builds; a no-op otherwise */
 
 	/* The vPMU first: pevt's scheduler allocates its slots. */
 	ret = vpmu_init();
@@ -24,9 +29,16 @@ static int __init pevt_init(void)
 	ret = pevt_context_init();
 	if (ret)
 		goto err_core;
-	ret = pevt_sw_init();
+	ret = rb_init();
 	if (ret)
 		goto err_context;
+	/* Before sw.c: the first source to claim an event gets it. */
+	ret = pevt_sample_init();
+	if (ret)
+		goto err_rb;
+	ret = pevt_sw_init();
+	if (ret)
+		goto err_sample;
 	ret = pevt_vpmu_src_init();
 	if (ret)
 		goto err_sw;
@@ -44,6 +56,10 @@ err_vsrc:
 	pevt_vpmu_src_exit();
 err_sw:
 	pevt_sw_exit();
+err_sample:
+	pevt_sample_exit();
+err_rb:
+	rb_exit();
 err_context:
 	pevt_context_exit();
 err_core:
@@ -59,6 +75,8 @@ static void __exit pevt_exit(void)
 	pevt_sched_exit();
 	pevt_vpmu_src_exit();
 	pevt_sw_exit();
+	pevt_sample_exit();
+	rb_exit();
 	pevt_context_exit();
 	pevt_core_exit();
 	vpmu_exit();

@@ -47,12 +47,21 @@ MODULE_PARM_DESC(nr_counters, "pevt_vpmu counter slots per CPU (1..64, default 4
  * rmmod.  So flips are kept rare: by default probes are registered when a
  * counter first needs them and unregistered only after none has needed
  * them for probe_linger_ms; a module that never counts syscalls or
- * switches never touches those sites.  lazy_probes=0 registers both at
- * load instead (flips at insmod/rmmod only).
+ * switches never touches those sites.
+ *
+ * Lazy registration is not the default: the stock core calls event_init()
+ * of a group sibling with the leader's ctx->mutex held (6.1
+ * perf_try_init_event()), and registering a probe there takes
+ * tracepoints_mutex -> cpu_hotplug_lock, which perf's hotplug callback
+ * takes before pmus_lock -> cpuctx_mutex: lockdep (debug kernel) reports
+ * that cycle.  By default (lazy_probes=0) both probes are registered at
+ * load and unregistered at unload, so the text flips only at insmod/rmmod;
+ * lazy_probes=1 is kept for measuring probe cost on kernels without the
+ * nesting.
  */
-static bool lazy_probes = true;
+static bool lazy_probes;
 module_param(lazy_probes, bool, 0444);
-MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only when a counter needs them (default 1; 0: while loaded)");
+MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only when a counter needs them (default 0: while loaded; 1 can invert lock order, see vpmu.c)");
 static unsigned int vpmu_linger_ms = 2000;
 module_param_named(vpmu_probe_linger_ms, vpmu_linger_ms, uint, 0644);
 MODULE_PARM_DESC(vpmu_probe_linger_ms, "keep unused vPMU probes registered this long (ms, default 2000)");

@@ -156,15 +156,22 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s bench clock [ms MS] [json FILE]\n"
+		"       %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
 		"\n"
-		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n",
-		bin_name);
+		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
+		"  output   one syscall workload into overwrite buffers: pevt with and\n"
+		"           without the size trailer, stock forward, stock write_backward;\n"
+		"           ns per record and records recovered from the full buffer\n",
+		bin_name, bin_name);
 	return 0;
 }
+
+int bench_output(int argc, char **argv);	/* bench_output.c */
 
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "clock",	bench_clock,	"task-clock, stock vs pevt" },
+	{ "output",	bench_output,	"ring buffer: cost per record, records recovered" },
 	{ 0 }
 };
 

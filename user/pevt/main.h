@@ -40,6 +40,7 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 bool is_prefix(const char *pfx, const char *str);
 
 int do_bench(int argc, char **argv);
+int bench_output(int argc, char **argv);	/* bench_output.c */
 int do_stat(int argc, char **argv);
 
 #endif

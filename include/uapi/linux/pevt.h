@@ -60,4 +60,36 @@ struct pevt_open {
  */
 #define PEVT_SAMPLE_SIZE_AT_END	(1ULL << 63)
 
+/*
+ * The mmap ring buffer (perf's protocol).  mmap() of an event fd maps
+ * 1 + 2^n pages at offset 0 (MAP_SHARED): a struct perf_event_mmap_page,
+ * then the data area (data_offset, data_size in that page).  data_head and
+ * data_tail are free-running byte offsets; mask them with data_size - 1.
+ *
+ * PROT_READ|PROT_WRITE: back-pressure mode.  The kernel never writes over
+ * bytes between data_tail and data_head; a record that does not fit is
+ * dropped and counted, and a PERF_RECORD_LOST { header, id, lost,
+ * sample_id } precedes the next record that fits.
+ * PROT_READ only: overwrite mode.  data_tail is ignored; the newest records
+ * overwrite the oldest.  Pause output (PERF_EVENT_IOC_PAUSE_OUTPUT, 1)
+ * before reading, then walk backward from data_head with the size trailer.
+ *
+ * Ordering contract between the kernel writer and a userspace reader:
+ *
+ *   kernel				user
+ *
+ *   if (LOAD ->data_tail) {		LOAD ->data_head
+ *			(A)		smp_rmb()	(C)
+ *	STORE $data			LOAD $data
+ *	smp_wmb()	(B)		smp_mb()	(D)
+ *	STORE ->data_head		STORE ->data_tail
+ *   }
+ *
+ * B pairs with C: after reading data_head and an rmb (C), every byte below
+ * data_head is written.  A (a control dependency) pairs with D: the reader
+ * must finish reading before it releases the space by storing data_tail,
+ * with a full barrier (D) in between.  In overwrite mode there is no
+ * release: pause first, or validate what was read.
+ */
+
 #endif /* _UAPI_LINUX_PEVT_H */

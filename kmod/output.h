@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pevt output: building perf records (SAMPLE, LOST, COMM, FORK, EXIT) for
+ * events and the event-fd side of the ring buffer (mmap, poll,
+ * SET_OUTPUT, PAUSE_OUTPUT).  The buffer protocol itself is ring_buffer.c.
+ */
+#ifndef _PEVT_OUTPUT_H
+#define _PEVT_OUTPUT_H
+
+#include <linux/types.h>
+#include <linux/poll.h>
+#include <linux/pevt.h>
+
+struct pevt_event;
+struct pt_regs;
+struct vm_area_struct;
+struct file;
+
+/* sample_type bits pevt can write, in perf's layout. */
+#define PEVT_SAMPLE_SUPPORTED						\
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |	\
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |		\
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |	\
+	 PERF_SAMPLE_READ | PEVT_SAMPLE_SIZE_AT_END)
+
+int pevt_output_check_attr(const struct perf_event_attr *attr);
+void pevt_output_init_event(struct pevt_event *event);
+int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma);
+__poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
+			  poll_table *wait);
+long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
+		       unsigned long arg);
+void pevt_output_release(struct pevt_event *event);
+
+void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
+			u64 period);
+void pevt_output_comm(struct task_struct *task, const char *comm);
+void pevt_output_task(struct task_struct *task, bool fork);
+
+/* sample.c */
+int pevt_sample_init(void);
+void pevt_sample_exit(void);
+int pevt_sample_sideband_get(void);
+
+#endif /* _PEVT_OUTPUT_H */

@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt ring buffer: perf's mmap protocol, plus PEVT_SAMPLE_SIZE_AT_END.
+ *
+ * Layout: one vmalloc_user() area of 1 + 2^n pages.  Page 0 is the
+ * struct perf_event_mmap_page, pages 1.. are the data area.  Offsets are
+ * free running (rb->head, data_head, data_tail) and masked on access, like
+ * perf.  Being virtually contiguous in the kernel, a record wraps at most
+ * once, at the end of the data area.
+ *
+ * Writers: every writer of one buffer runs on one CPU at a time (the core
+ * enforces perf's SET_OUTPUT rules), possibly nested (a hrtimer sample
+ * interrupting a syscall sample).  Space is reserved with local_cmpxchg()
+ * on rb->head; data_head is published only by the outermost writer, after
+ * all nested writers finished (rb->nest), exactly as perf does.
+ *
+ * Modes: a writable mapping is back-pressure mode: a record that does not
+ * fit before data_tail is dropped and counted, and a PERF_RECORD_LOST is
+ * written in front of the next record that fits.  A read-only mapping is
+ * overwrite mode: data_tail is ignored and old records are overwritten.
+ *
+ * SIZE_AT_END: when RB_SIZE_AT_END is set the buffer appends a u64 equal
+ * to header.size to every record (LOST included) and accounts for it in
+ * header.size, so that the writers need not know.
+ */
+#include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/user.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <linux/circ_buf.h>
+#include <linux/poll.h>
+#include <linux/log2.h>
+
+#include "ring_buffer.h"
+
+/*
+ * perf_event_mlock_kb: same meaning and default as the kernel.perf_event_mlock_kb
+ * sysctl (not exported to modules), per CPU.
+ */
+static unsigned int mlock_kb = 512 + (PAGE_SIZE / 1024);
+module_param(mlock_kb, uint, 0644);
+MODULE_PARM_DESC(mlock_kb, "per-CPU locked memory a user may map without CAP_IPC_LOCK (KiB, like perf_event_mlock_kb)");
+
+/* Largest data area: keeps header.size arithmetic and vmalloc sane. */
+#define RB_MAX_PAGES	(1UL << 16)
+
+static struct workqueue_struct *rb_wq;
+
+static void rb_wakeup_fn(struct irq_work *work)
+{
+	struct pevt_rb *rb = container_of(work, struct pevt_rb, wakeup_work);
+	struct rb_client *c;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(c, &rb->clients, node)
+		wake_up_all(c->waitq);
+	rcu_read_unlock();
+}
+
+static void rb_free_work(struct work_struct *work)
+{
+	struct pevt_rb *rb = container_of(to_rcu_work(work), struct pevt_rb,
+					  free_work);
+
+	/* A writer that saw rb before the grace period may have queued it. */
+	irq_work_sync(&rb->wakeup_work);
+	vfree(rb->user_page);
+	kfree(rb);
+}
+
+/**
+ * rb_alloc() - allocate a buffer of @nr_pages data pages.
+ * @nr_pages:	data pages, a power of two, 1..65536
+ * @watermark:	bytes between wakeups, 0 for half the buffer
+ * @flags:	RB_WRITABLE, RB_SIZE_AT_END
+ *
+ * Return: the buffer with one reference, or an ERR_PTR().
+ */
+struct pevt_rb *rb_alloc(unsigned long nr_pages, unsigned long watermark,
+			 unsigned int flags)
+{
+	struct perf_event_mmap_page *up;
+	unsigned long size;
+	struct pevt_rb *rb;
+
+	if (!nr_pages || nr_pages > RB_MAX_PAGES || !is_power_of_2(nr_pages))
+		return ERR_PTR(-EINVAL);
+
+	rb = kzalloc(sizeof(*rb), GFP_KERNEL);
+	if (!rb)
+		goto err_rb;
+	up = vmalloc_user((nr_pages + 1) << PAGE_SHIFT);
+	if (!up)
+		goto err_pages;
+
+	rb->user_page = up;
+	rb->data = (void *)up + PAGE_SIZE;
+	rb->nr_pages = nr_pages;
+	size = rb_data_size(rb);
+	rb->mask = size - 1;
+	rb->flags = flags;
+	rb->overwrite = !(flags & RB_WRITABLE);
+	rb->watermark = watermark ? min(watermark, size) : size / 2;
+	refcount_set(&rb->refcount, 1);
+	spin_lock_init(&rb->client_lock);
+	INIT_LIST_HEAD(&rb->clients);
+	init_irq_work(&rb->wakeup_work, rb_wakeup_fn);
+	INIT_RCU_WORK(&rb->free_work, rb_free_work);
+	mutex_init(&rb->mmap_mutex);
+
+	/* What perf_event_init_userpage() publishes. */
+	up->version = 0;
+	up->compat_version = 0;
+	up->cap_bit0_is_deprecated = 1;
+	up->size = offsetof(struct perf_event_mmap_page, __reserved);
+	up->data_offset = PAGE_SIZE;
+	up->data_size = size;
+	return rb;
+
+err_pages:
+	kfree(rb);
+err_rb:
+	return ERR_PTR(-ENOMEM);
+}
+
+/**
+ * rb_get() - take a reference on @rb.
+ * @rb: the buffer
+ */
+void rb_get(struct pevt_rb *rb)
+{
+	refcount_inc(&rb->refcount);
+}
+
+/**
+ * rb_put() - drop a reference; the last one frees @rb after a grace period.
+ * @rb: the buffer
+ *
+ * Writers find the buffer under rcu_read_lock() (or with preemption
+ * disabled) through an RCU pointer in the event; they may still be writing
+ * when the last reference goes, hence the grace period.
+ */
+void rb_put(struct pevt_rb *rb)
+{
+	if (!refcount_dec_and_test(&rb->refcount))
+		return;
+	WARN_ON_ONCE(!list_empty(&rb->clients));
+	queue_rcu_work(rb_wq, &rb->free_work);
+}
+
+/**
+ * rb_attach() - have @client woken when @rb has data.
+ * @rb: the buffer
+ * @client: the waiter (embedded in an event)
+ */
+void rb_attach(struct pevt_rb *rb, struct rb_client *client)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rb->client_lock, flags);
+	list_add_rcu(&client->node, &rb->clients);
+	spin_unlock_irqrestore(&rb->client_lock, flags);
+}
+
+/**
+ * rb_detach() - undo rb_attach(); @client may be freed after a grace period.
+ * @rb: the buffer
+ * @client: the waiter
+ */
+void rb_detach(struct pevt_rb *rb, struct rb_client *client)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rb->client_lock, flags);
+	list_del_rcu(&client->node);
+	spin_unlock_irqrestore(&rb->client_lock, flags);
+	/* Whoever polls this client next sees POLLHUP or a new buffer. */
+	wake_up_all(client->waitq);
+}
+
+/**
+ * rb_poll() - consume the pending poll bits (perf_poll()).
+ * @rb: the buffer
+ *
+ * Return: EPOLLIN | EPOLLRDNORM if a wakeup was signalled since last call.
+ */
+__poll_t rb_poll(struct pevt_rb *rb)
+{
+	return atomic_xchg(&rb->poll, 0);
+}
+
+/**
+ * rb_set_paused() - PERF_EVENT_IOC_PAUSE_OUTPUT.
+ * @rb: the buffer
+ * @paused: true to drop (and count) every record until unpaused
+ */
+void rb_set_paused(struct pevt_rb *rb, bool paused)
+{
+	WRITE_ONCE(rb->paused, paused);
+}
+
+/**
+ * rb_update_user_page() - publish the counter fields of the control page.
+ * @rb: the buffer
+ * @index: 0 (pevt events cannot be read with rdpmc)
+ * @enabled: time_enabled of the event owning the buffer
+ * @running: time_running of that event
+ *
+ * Same seqlock as perf_event_update_userpage(): readers retry while
+ * ->lock changes.
+ */
+void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
+			 u64 running)
+{
+	struct perf_event_mmap_page *up = rb->user_page;
+
+	preempt_disable();
+	++up->lock;
+	barrier();
+	up->index = index;
+	up->offset = 0;
+	up->time_enabled = enabled;
+	up->time_running = running;
+	barrier();
+	++up->lock;
+	preempt_enable();
+}
+
+/* ---- mmap ---------------------------------------------------------- */
+
+/**
+ * rb_mmap_nr_pages() - validate a vma for a buffer mapping.
+ * @vma: the vma given to f_op->mmap
+ * @nr_pages: out: the number of data pages it asks for
+ *
+ * Return: 0, or -EINVAL unless shared, at offset 0, 1 + 2^n pages (n >= 0).
+ */
+int rb_mmap_nr_pages(struct vm_area_struct *vma, unsigned long *nr_pages)
+{
+	unsigned long pages = vma_pages(vma);
+
+	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff)
+		return -EINVAL;
+	if (pages < 2 || !is_power_of_2(pages - 1) || pages - 1 > RB_MAX_PAGES)
+		return -EINVAL;
+	*nr_pages = pages - 1;
+	return 0;
+}
+
+/*
+ * Charge the mapping like perf_mmap(): up to perf_event_mlock_kb per CPU
+ * comes from the user's locked_vm allowance, the rest is pinned_vm of the
+ * mm and counts against RLIMIT_MEMLOCK unless CAP_IPC_LOCK.
+ */
+static int rb_charge(struct pevt_rb *rb, struct vm_area_struct *vma)
+{
+	struct user_struct *user = current_user();
+	unsigned long user_extra = rb->nr_pages + 1;
+	unsigned long user_lock_limit, user_locked, lock_limit, locked;
+	unsigned long extra = 0;
+
+	user_lock_limit = (mlock_kb >> (PAGE_SHIFT - 10)) * num_online_cpus();
+	user_locked = atomic_long_read(&user->locked_vm);
+	/* A user over the limit (limit lowered since) is charged the excess. */
+	if (user_locked > user_lock_limit)
+		user_locked = user_lock_limit;
+	user_locked += user_extra;
+	if (user_locked > user_lock_limit) {
+		extra = user_locked - user_lock_limit;
+		user_extra -= extra;
+	}
+
+	lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	locked = atomic64_read(&vma->vm_mm->pinned_vm) + extra;
+	if (locked > lock_limit && !capable(CAP_IPC_LOCK))
+		return -EPERM;
+
+	atomic_long_add(user_extra, &user->locked_vm);
+	atomic64_add(extra, &vma->vm_mm->pinned_vm);
+	rb->mmap_user = get_current_user();
+	rb->mmap_user_locked = user_extra;
+	rb->mmap_mm = vma->vm_mm;
+	mmgrab(rb->mmap_mm);
+	rb->mmap_locked = extra;
+	return 0;
+}
+
+static void rb_uncharge(struct pevt_rb *rb)
+{
+	atomic_long_sub(rb->mmap_user_locked, &rb->mmap_user->locked_vm);
+	atomic64_sub(rb->mmap_locked, &rb->mmap_mm->pinned_vm);
+	free_uid(rb->mmap_user);
+	mmdrop(rb->mmap_mm);
+	rb->mmap_user = NULL;
+	rb->mmap_mm = NULL;
+}
+
+static void rb_vm_open(struct vm_area_struct *vma)
+{
+	struct pevt_rb *rb = vma->vm_private_data;
+
+	/* fork() or mremap() copying the vma: one more mapping. */
+	atomic_inc(&rb->mmap_count);
+	rb_get(rb);
+}
+
+static void rb_vm_close(struct vm_area_struct *vma)
+{
+	struct pevt_rb *rb = vma->vm_private_data;
+
+	mutex_lock(&rb->mmap_mutex);
+	if (atomic_dec_and_test(&rb->mmap_count)) {
+		rb_uncharge(rb);
+		if (rb->last_unmap)
+			rb->last_unmap(rb, rb->last_unmap_priv);
+	}
+	mutex_unlock(&rb->mmap_mutex);
+	rb_put(rb);
+}
+
+static int rb_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	/* Like perf: a partial unmap would break the page-0-first layout. */
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct rb_vm_ops = {
+	.open		= rb_vm_open,
+	.close		= rb_vm_close,
+	.may_split	= rb_vm_may_split,
+};
+
+/**
+ * rb_mmap() - map @rb into @vma (from the event's f_op->mmap).
+ * @rb: the buffer, whose size must match the vma
+ * @vma: validated by rb_mmap_nr_pages()
+ *
+ * The first mapping charges locked memory; the last unmap uncharges it
+ * and calls the last_unmap hook.  Each vma holds a reference on @rb.
+ *
+ * Return: 0 or -EINVAL (size mismatch), -EPERM (memlock), -errno.
+ */
+int rb_mmap(struct pevt_rb *rb, struct vm_area_struct *vma)
+{
+	unsigned long nr_pages;
+	int ret;
+
+	ret = rb_mmap_nr_pages(vma, &nr_pages);
+	if (ret)
+		return ret;
+	if (nr_pages != rb->nr_pages)
+		return -EINVAL;
+
+	mutex_lock(&rb->mmap_mutex);
+	if (!atomic_read(&rb->mmap_count)) {
+		ret = rb_charge(rb, vma);
+		if (ret)
+			goto err_unlock;
+	}
+	/* Inserts every page now (vm_insert_page), sets VM_DONTEXPAND. */
+	ret = remap_vmalloc_range(vma, rb->user_page, 0);
+	if (ret)
+		goto err_uncharge;
+	atomic_inc(&rb->mmap_count);
+	rb_get(rb);
+	vma->vm_private_data = rb;
+	vma->vm_ops = &rb_vm_ops;
+	mutex_unlock(&rb->mmap_mutex);
+	return 0;
+
+err_uncharge:
+	if (!atomic_read(&rb->mmap_count))
+		rb_uncharge(rb);
+err_unlock:
+	mutex_unlock(&rb->mmap_mutex);
+	return ret;
+}
+
+/**
+ * rb_set_last_unmap() - set the hook run when the last mapping goes away.
+ * @rb: the buffer, not mapped yet (no lock: the hook is set once, early)
+ * @fn: called under rb->mmap_mutex from the vma close, may sleep
+ * @priv: its argument
+ */
+void rb_set_last_unmap(struct pevt_rb *rb,
+		       void (*fn)(struct pevt_rb *rb, void *priv), void *priv)
+{
+	rb->last_unmap = fn;
+	rb->last_unmap_priv = priv;
+}
+
+/* ---- output -------------------------------------------------------- */
+
+/*
+ * The kernel/user ordering contract (also in include/uapi/linux/pevt.h):
+ *
+ *   kernel				user
+ *
+ *   if (LOAD ->data_tail) {		LOAD ->data_head
+ *			(A)		smp_rmb()	(C)
+ *	STORE $data			LOAD $data
+ *	smp_wmb()	(B)		smp_mb()	(D)
+ *	STORE ->data_head		STORE ->data_tail
+ *   }
+ *
+ * A pairs with D: the reader must not release space (store data_tail)
+ * before it finished reading it; the writer must not overwrite it before
+ * it saw the release.  A is a control dependency (no store happens when
+ * data_tail says there is no room).  B pairs with C: the reader must see
+ * the data of every record below data_head.
+ */
+
+static void rb_get_handle(struct rb_handle *h, struct pevt_rb *rb)
+{
+	preempt_disable();
+	/* A plain increment: only this CPU (and its interrupts) writes. */
+	(*(volatile unsigned int *)&rb->nest)++;
+	h->wakeup = local_read(&rb->wakeup);
+}
+
+static void rb_put_handle(struct rb_handle *h, struct pevt_rb *rb)
+{
+	unsigned long head;
+	unsigned int nest;
+
+	/* Only the outermost writer publishes data_head. */
+	nest = READ_ONCE(rb->nest);
+	if (nest > 1) {
+		WRITE_ONCE(rb->nest, nest - 1);
+		goto out;
+	}
+again:
+	/*
+	 * Load rb->head after our nest increment: an interrupt between the
+	 * two would otherwise publish a newer head we then overwrite with
+	 * this older one.
+	 */
+	barrier();
+	head = local_read(&rb->head);
+
+	smp_wmb(); /* B, matches C */
+	WRITE_ONCE(rb->user_page->data_head, head);
+
+	/*
+	 * Publish before dropping nest, and re-check head after: an
+	 * interrupt that reserved space after our load, but found nest != 0,
+	 * left the publication to us.
+	 */
+	barrier();
+	WRITE_ONCE(rb->nest, 0);
+	barrier();
+	if (unlikely(head != local_read(&rb->head))) {
+		WRITE_ONCE(rb->nest, 1);
+		goto again;
+	}
+
+	/*
+	 * Never wake up from here: we may hold the runqueue lock
+	 * (sched_switch) or run in a hrtimer.  irq_work runs the wakeup from
+	 * a self-interrupt once those are released.
+	 */
+	if (h->wakeup != local_read(&rb->wakeup)) {
+		atomic_set(&rb->poll, EPOLLIN | EPOLLRDNORM);
+		irq_work_queue(&rb->wakeup_work);
+	}
+out:
+	preempt_enable();
+}
+
+static void rb_copy(struct pevt_rb *rb, unsigned long pos, const void *buf,
+		    unsigned int len)
+{
+	unsigned long off = pos & rb->mask;
+	unsigned long first = min_t(unsigned long, len, rb_data_size(rb) - off);
+
+	memcpy(rb->data + off, buf, first);
+	if (len > first)
+		memcpy(rb->data, buf + first, len - first);
+}
+
+static void rb_zero(struct pevt_rb *rb, unsigned long pos, unsigned int len)
+{
+	static const u64 zeros[8];
+
+	while (len) {
+		unsigned int n = min_t(unsigned int, len, sizeof(zeros));
+
+		rb_copy(rb, pos, zeros, n);
+		pos += n;
+		len -= n;
+	}
+}
+
+static void rb_finish_record(struct rb_handle *h)
+{
+	struct pevt_rb *rb = h->rb;
+	unsigned long trailer = rb_size_at_end(rb) ? sizeof(u64) : 0;
+	u64 size = h->size;
+
+	/* A writer that wrote less than it announced leaves zeros, not junk. */
+	if (h->pos < h->end - trailer)
+		rb_zero(rb, h->pos, h->end - trailer - h->pos);
+	if (trailer)
+		rb_copy(rb, h->end - trailer, &size, sizeof(size));
+	h->pos = h->end;
+}
+
+/**
+ * rb_output_begin() - reserve space for one record.
+ * @h: the handle to fill
+ * @rb: the buffer
+ * @header: the record's header; ->size is the record without the trailer
+ *	and is increased by 8 when @rb has RB_SIZE_AT_END
+ * @lid: what a PERF_RECORD_LOST written first (if records were lost) says
+ *
+ * Call with interrupts in any state, from any context but NMI, with @rb
+ * kept alive by RCU (rcu_read_lock() or preemption disabled).  On
+ * success write exactly header->size bytes (minus the trailer) with
+ * rb_output_copy(), then call rb_output_end().
+ *
+ * Return: 0, or -ENOSPC when the record was dropped (paused, full in
+ * back-pressure mode, larger than the buffer); it is then counted as lost.
+ */
+int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
+		    struct perf_event_header *header,
+		    const struct rb_lost_id *lid)
+{
+	unsigned int trailer = rb_size_at_end(rb) ? sizeof(u64) : 0;
+	unsigned long tail, offset, head, size, lost_size = 0;
+	struct {
+		struct perf_event_header header;
+		u64 id;
+		u64 lost;
+	} lost_ev;
+
+	h->rb = NULL;
+	size = header->size + trailer;
+
+	if (unlikely(READ_ONCE(rb->paused)))
+		goto lost;
+	if (unlikely(size > U16_MAX || !IS_ALIGNED(size, sizeof(u64))))
+		goto lost;
+
+	if (unlikely(local_read(&rb->lost)))
+		lost_size = sizeof(lost_ev) + lid->sample_id_len + trailer;
+
+	rb_get_handle(h, rb);
+	do {
+		tail = READ_ONCE(rb->user_page->data_tail);
+		offset = local_read(&rb->head);
+		head = offset + size + lost_size;
+		if (unlikely(size + lost_size >= rb_data_size(rb)))
+			goto fail;
+		/*
+		 * A: the stores to the data below depend on this comparison
+		 * with data_tail (control dependency), so they cannot be
+		 * done before the reader released the space. Matches D.
+		 */
+		if (!rb->overwrite &&
+		    CIRC_SPACE(offset, tail, rb_data_size(rb)) < size + lost_size)
+			goto fail;
+	} while (local_cmpxchg(&rb->head, offset, head) != offset);
+
+	/* The implied barrier() of local_cmpxchg() keeps the stores below. */
+	if (unlikely(head - local_read(&rb->wakeup) > rb->watermark))
+		local_add(rb->watermark, &rb->wakeup);
+
+	h->rb = rb;
+	if (unlikely(lost_size)) {
+		lost_ev.header.type = PERF_RECORD_LOST;
+		lost_ev.header.misc = 0;
+		lost_ev.header.size = lost_size;
+		lost_ev.id = lid->id;
+		lost_ev.lost = local_xchg(&rb->lost, 0);
+		h->pos = offset;
+		h->end = offset + lost_size;
+		h->size = lost_size;
+		rb_output_put(h, lost_ev);
+		if (lid->sample_id_len)
+			rb_output_copy(h, lid->sample_id, lid->sample_id_len);
+		rb_finish_record(h);
+		offset += lost_size;
+	}
+	header->size = size;
+	h->pos = offset;
+	h->end = head;
+	h->size = size;
+	return 0;
+
+fail:
+	rb_put_handle(h, rb);
+lost:
+	local_inc(&rb->lost);
+	atomic64_inc(&rb->lost_total);
+	return -ENOSPC;
+}
+
+/**
+ * rb_output_copy() - append @len bytes of the record being written.
+ * @h: a handle from a successful rb_output_begin()
+ * @buf: the bytes
+ * @len: how many; bytes past the announced size are not written
+ */
+void rb_output_copy(struct rb_handle *h, const void *buf, unsigned int len)
+{
+	struct pevt_rb *rb = h->rb;
+	unsigned long room;
+
+	if (!rb)
+		return;
+	room = h->end - (rb_size_at_end(rb) ? sizeof(u64) : 0) - h->pos;
+	if (WARN_ON_ONCE(len > room))
+		len = room;
+	rb_copy(rb, h->pos, buf, len);
+	h->pos += len;
+}
+
+/**
+ * rb_count_event() - perf's wakeup_events accounting for one sample.
+ * @h: the handle of the sample being written
+ * @wakeup_events: attr.wakeup_events of its event (0: watermark only)
+ */
+void rb_count_event(struct rb_handle *h, unsigned int wakeup_events)
+{
+	struct pevt_rb *rb = h->rb;
+
+	if (!rb || !wakeup_events)
+		return;
+	if (local_inc_return(&rb->events) >= wakeup_events) {
+		local_sub(wakeup_events, &rb->events);
+		local_inc(&rb->wakeup);
+	}
+}
+
+/**
+ * rb_output_end() - complete the record: trailer, then publish data_head.
+ * @h: a handle from a successful rb_output_begin()
+ */
+void rb_output_end(struct rb_handle *h)
+{
+	struct pevt_rb *rb = h->rb;
+
+	if (!rb)
+		return;
+	rb_finish_record(h);
+	rb_put_handle(h, rb);
+	h->rb = NULL;
+}
+
+/**
+ * rb_init() - module init for the ring buffer.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rb_init(void)
+{
+	rb_wq = alloc_workqueue("pevt_rb", 0, 0);
+	return rb_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * rb_exit() - module exit: wait for every buffer to be freed.
+ */
+void rb_exit(void)
+{
+	/* queue_rcu_work() holds work in call_rcu() until the grace period. */
+	rcu_barrier();
+	destroy_workqueue(rb_wq);
+}

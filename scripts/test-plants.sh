@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The runner's own self-test: build pevt.ko with one planted bug
+# (kmod/plant.c, PEVT_PLANT=<kind>), boot it with no tests, and check that
+# the run FAILS and that the kernel's own report is in the output.  A clean
+# module must pass on the same kernels.  Prints one TAP line per case
+# ("ok N ..." / "not ok N ..."), counted by scripts/check.sh.
+#
+#   scripts/test-plants.sh [KERNEL...]   cases for these kernels (default:
+#                                        6.1 debug); unknown ones are ignored
+#   PEVT_PLANTS="leak none" scripts/...  only these kinds (none = clean)
+#
+# Logs of every case: build/vm/plants/<kind>-<kernel>/.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/lib.sh"
+
+want=" ${*:-6.1 debug} "
+
+# kind kernel  where  pattern (extended regex) that must be in the output
+cases=(
+	"none	6.1	-	-"
+	"warn	6.1	console.log	WARNING: CPU: [0-9]+ PID: [0-9]+ at .*plant\.c"
+	"none	debug	-	-"
+	"warn	debug	console.log	WARNING: CPU: [0-9]+ PID: [0-9]+ at .*plant\.c"
+	"abba	debug	console.log	WARNING: possible circular locking dependency detected"
+	"oob	debug	console.log	BUG: KASAN: slab-out-of-bounds in pevt_plant_run"
+	"sleep	debug	console.log	BUG: sleeping function called from invalid context"
+	"leak	debug	results.txt	not ok 3 pevt-runner.kmemleak"
+)
+
+n=0 failed=0
+for c in "${cases[@]}"; do
+	IFS=$'\t' read -r kind kernel where pattern <<< "$c"
+	case $want in *" $kernel "*) ;; *) continue ;; esac
+	case " ${PEVT_PLANTS:-$kind} " in *" $kind "*) ;; *) continue ;; esac
+	n=$((n + 1))
+	name="plant-$kind on $kernel"
+	logdir=$top/build/vm/plants/$kind-$kernel
+	rm -rf "$logdir"; mkdir -p "$logdir"
+	plant=$kind; [ "$kind" = none ] && plant=
+	# a run that dies early must not leave the previous case's logs behind
+	rm -f "$top/build/vm/$kernel"/{console.log,results.txt,verdict.txt}
+	s=$(date +%s)
+	# the kmemleak scans only matter to the leak case and the clean run
+	kml=0; case $kind in leak|none) kml=1 ;; esac
+	PEVT_PLANT=$plant PEVT_KMEMLEAK=$kml VM_TIMEOUT=${VM_TIMEOUT:-900} \
+		"$top/scripts/vmtest.sh" --run true "$kernel" > "$logdir/vmtest.log" 2>&1
+	rc=$?
+	cp "$top/build/vm/$kernel"/{console.log,results.txt,verdict.txt} "$logdir/" 2>/dev/null
+	t=$(( $(date +%s) - s ))
+	if [ "$kind" = none ]; then
+		if [ $rc = 0 ]; then
+			echo "ok $n $name: clean run passes (${t}s)"
+		else
+			echo "not ok $n $name: clean run failed (rc=$rc), see $logdir"
+			sed 's/^/#   /' "$logdir/verdict.txt" 2>/dev/null | head -n 20
+			failed=$((failed + 1))
+		fi
+		continue
+	fi
+	hit=$(grep -aE -m1 "$pattern" "$logdir/$where" 2>/dev/null | tr -d '\r')
+	if grep -q 'module build' "$logdir/vmtest.log"; then
+		echo "not ok $n $name: the planted module did not build, see $logdir/vmtest.log"
+		failed=$((failed + 1))
+	elif [ $rc != 0 ] && [ -n "$hit" ]; then
+		echo "ok $n $name: run failed with '${hit#*] }' (${t}s)"
+		# the kernel's report as the runner saw it
+		sed 's/^/#   /' "$logdir/verdict.txt" | head -n 5
+	elif [ $rc = 0 ]; then
+		echo "not ok $n $name: the run PASSED with the bug planted, see $logdir"
+		failed=$((failed + 1))
+	else
+		echo "not ok $n $name: run failed (rc=$rc) but without /$pattern/ in $where, see $logdir"
+		failed=$((failed + 1))
+	fi
+done
+echo "# $n cases, $failed failed"
+[ $failed = 0 ]
