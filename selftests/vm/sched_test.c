@@ -29,7 +29,7 @@
 #define PARAMS		"/sys/module/pevt/parameters"
 #define PLAN		"/sys/kernel/debug/pevt_sched/plan"
 #define CPU		1
-#define RUN_NS		(2 * NSEC_PER_SEC)
+#define RUN_NS		(3 * NSEC_PER_SEC)	/* 2 s: ±3 points missed under host load */
 #define MAXG		8
 
 static long read_long(const char *path)
