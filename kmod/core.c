@@ -20,6 +20,7 @@
 #include <linux/pevt.h>
 
 #include "internal.h"
+#include "pevt_sched.h"
 #include "compat.h"
 #include "output.h"
 
@@ -251,6 +252,9 @@ void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type)
 				pevt_event_set_state(leader, PEVT_STATE_ERROR);
 		}
 	}
+	/* rotid policy: the cached plan decides the flexible groups. */
+	if ((type & PEVT_EVENT_FLEXIBLE) && sched_ctx_flexible_in(ctx))
+		type &= ~PEVT_EVENT_FLEXIBLE;
 	if (type & PEVT_EVENT_FLEXIBLE) {
 		list_for_each_entry(leader, &ctx->flexible_groups, group_entry) {
 			bool sw;
@@ -264,6 +268,8 @@ void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type)
 			can_add_hw = false;
 			ctx->rotate_necessary = 1;
 		}
+		if (ctx->rotate_necessary)
+			sched_rotation_needed();
 	}
 }
 
@@ -297,6 +303,7 @@ void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type)
  */
 void pevt_ctx_changed(struct pevt_context *ctx)
 {
+	sched_ctx_changed(ctx);
 }
 
 /* ---- running a function where the context is active --------------- */

@@ -11,6 +11,7 @@
 #include "vpmu.h"
 #include "ring_buffer.h"
 #include "output.h"
+#include "pevt_sched.h"
 
 static int __init pevt_init(void)
 {
@@ -38,11 +39,21 @@ static int __init pevt_init(void)
 	ret = pevt_sw_init();
 	if (ret)
 		goto err_sample;
-	ret = pevt_chardev_init();
+	ret = pevt_vpmu_src_init();
 	if (ret)
 		goto err_sw;
+	ret = pevt_sched_init();
+	if (ret)
+		goto err_vsrc;
+	ret = pevt_chardev_init();
+	if (ret)
+		goto err_sched;
 	return 0;
 
+err_sched:
+	pevt_sched_exit();
+err_vsrc:
+	pevt_vpmu_src_exit();
 err_sw:
 	pevt_sw_exit();
 err_sample:
@@ -61,6 +72,8 @@ err_vpmu:
 static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
+	pevt_sched_exit();
+	pevt_vpmu_src_exit();
 	pevt_sw_exit();
 	pevt_sample_exit();
 	rb_exit();

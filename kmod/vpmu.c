@@ -902,6 +902,16 @@ err_free:
 	return ret;
 }
 
+/**
+ * vpmu_perf_type() - perf type id of pevt_vpmu (attr.type of its events)
+ *
+ * Return: the type perf_pmu_register() assigned.
+ */
+int vpmu_perf_type(void)
+{
+	return vpmu_pmu.type;
+}
+
 static int vpmu_event_idx(struct perf_event *event)
 {
 	return 0;	/* no user-space rdpmc */

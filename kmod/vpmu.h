@@ -120,6 +120,7 @@ int vpmu_init(void);
 void vpmu_exit(void);
 
 unsigned int vpmu_nr_counters(void);
+int vpmu_perf_type(void);
 u64 vpmu_valid_mask(u64 mask);
 
 int vpmu_slot_get(int cpu, u64 allowed, enum vpmu_owner owner);

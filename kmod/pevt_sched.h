@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pevt context scheduler: policies rotid (rotation-id plans, rotation.c)
+ * and classic (perf 6.1's rotation), the per-CPU multiplexing hrtimer and
+ * the plan introspection file (debugfs pevt/plan).  See
+ * Documentation/scheduler.md.
+ */
+#ifndef _PEVT_SCHED_H
+#define _PEVT_SCHED_H
+
+#include <linux/types.h>
+
+struct pevt_context;
+struct pevt_event;
+
+/* Hooks called by core.c (see the kernel-doc in sched.c). */
+bool sched_ctx_flexible_in(struct pevt_context *ctx);
+void sched_rotation_needed(void);
+void sched_ctx_changed(struct pevt_context *ctx);
+
+int pevt_sched_init(void);
+void pevt_sched_exit(void);
+
+/* vpmu_src.c */
+u64 pevt_vpmu_event_mask(struct pevt_event *event);
+int pevt_vpmu_src_init(void);
+void pevt_vpmu_src_exit(void);
+
+#endif /* _PEVT_SCHED_H */

@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt context scheduler.
+ *
+ * Policy rotid (default): the groups of this CPU's context and of the task
+ * context active on it are planned together by rot_plan() (rotation.c).
+ * The plan is cached per CPU together with a key: the (event id, enabled
+ * member count, flags) of every enabled group of the pair, in list order.
+ * Whoever schedules compares the current groups against the key (ids are
+ * unique for the module's lifetime, so a freed and reallocated event can
+ * never look like a cached one) and plans only on a mismatch, i.e. when the
+ * event set changed or a different task context is active here.
+ *
+ * WHERE planning runs: always on the CPU itself, irqs off, with both
+ * context locks held (task ctx, then CPU ctx: internal.h rule 3), into a
+ * workspace preallocated per CPU at module load for SCHED_MAX_GROUPS
+ * groups, so nothing allocates in atomic context.  It is triggered
+ *  - from process context when the event set changes (pevt_ctx_changed()
+ *    -> sched_ctx_changed() -> IPI to the CPU where the context is active),
+ *  - by the hrtimer when a context switch met a cache miss: the switch
+ *    itself never plans; it schedules greedily (perf's pass) and kicks
+ *    the timer with zero delay, which plans and applies rotation 0.
+ * The tick (hrtimer, mux_interval_ms) only switches rotation r out and
+ * r + 1 in using the slots the plan chose; it is armed only while R > 1.
+ *
+ * Policy classic: perf 6.1's perf_rotate_context() on the same plumbing:
+ * greedy sched-in (core.c ctx_sched_in()), and on each tick rotate the
+ * first active (else first) flexible group of the CPU context and of the
+ * task context to the tail, separately, then sched in CPU flexible before
+ * task flexible.  The timer keeps running while a context needs rotation.
+ *
+ * More than SCHED_MAX_GROUPS groups (or masks) on a CPU: classic behaviour
+ * for that CPU, reported as "overflow" in the plan file.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/hrtimer.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/smp.h>
+#include <linux/cpu.h>
+
+#include "internal.h"
+#include "rotation.h"
+#include "vpmu.h"
+#include "pevt_sched.h"
+
+#define SCHED_MAX_GROUPS	64
+#define SCHED_MAX_MASKS		256
+
+enum sched_policy { SCHED_ROTID = 0, SCHED_CLASSIC = 1 };
+
+static int sched_policy = SCHED_ROTID;
+static unsigned int mux_interval_ms = 4;
+static bool sched_ready;
+
+struct sched_key {
+	u64	id;		/* leader's event id */
+	u16	nr_members;	/* enabled members needing a slot */
+	u8	flags;		/* ROT_F_* */
+};
+
+struct sched_cpu {
+	struct hrtimer		timer;
+	raw_spinlock_t		slock;	/* cache fields, for remote readers */
+	bool			in_tick;
+	bool			bypass;	/* classic pass inside rotid */
+	/* The cached plan (written on this CPU, irqs off, slock held). */
+	bool			valid;
+	bool			overflow;
+	struct pevt_context	*tctx;
+	u32			nr;
+	struct sched_key	key[SCHED_MAX_GROUPS];
+	struct rot_group	groups[SCHED_MAX_GROUPS];
+	u64			masks[SCHED_MAX_MASKS];
+	struct rot_plan		plan;
+	void			*ws;
+	size_t			ws_size;
+	u32			r;
+	u64			ticks;	/* rotation switches done */
+	u64			plans;	/* rot_plan() runs */
+	/* Scratch, valid inside one critical section only. */
+	struct sched_key	nkey[SCHED_MAX_GROUPS];
+	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
+	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
+};
+
+/* Allocated at init: too big for the module's static per-CPU area. */
+static DEFINE_PER_CPU(struct sched_cpu *, sched_cpus);
+
+/* ---- building the key -------------------------------------------- */
+
+static bool sched_member_on(struct pevt_event *e)
+{
+	return e->state >= PEVT_STATE_INACTIVE;
+}
+
+/*
+ * Enabled groups of @ctx on this CPU, appended to nkey/lead (and, with
+ * @masks, their member masks into sc->groups/masks at *nm).
+ */
+static int sched_collect(struct sched_cpu *sc, struct pevt_context *ctx,
+			 u32 flags, u32 *n, u32 *nm, bool masks)
+{
+	struct list_head *lists[2] = { &ctx->pinned_groups, &ctx->flexible_groups };
+	int cpu = smp_processor_id();
+	struct pevt_event *leader, *sib;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		list_for_each_entry(leader, lists[i], group_entry) {
+			u32 f = flags | (i == 0 ? ROT_F_PINNED : 0);
+			u32 nr = 0, first = *nm;
+
+			if (!sched_member_on(leader) ||
+			    (leader->cpu != -1 && leader->cpu != cpu))
+				continue;
+			if (*n >= SCHED_MAX_GROUPS)
+				return -E2BIG;
+			if (pevt_vpmu_event_mask(leader)) {
+				if (masks && *nm < SCHED_MAX_MASKS)
+					sc->masks[*nm] = pevt_vpmu_event_mask(leader);
+				(*nm)++;
+				nr++;
+			}
+			pevt_for_each_sibling(sib, leader) {
+				if (!sched_member_on(sib) || !pevt_vpmu_event_mask(sib))
+					continue;
+				if (masks && *nm < SCHED_MAX_MASKS)
+					sc->masks[*nm] = pevt_vpmu_event_mask(sib);
+				(*nm)++;
+				nr++;
+			}
+			if (*nm > SCHED_MAX_MASKS)
+				return -E2BIG;
+			if (!nr)
+				f |= ROT_F_SOFTWARE;
+			sc->nkey[*n].id = leader->id;
+			sc->nkey[*n].nr_members = nr;
+			sc->nkey[*n].flags = f;
+			sc->nlead[*n] = leader;
+			if (masks) {
+				sc->groups[*n].masks = &sc->masks[first];
+				sc->groups[*n].nr_members = nr;
+				sc->groups[*n].flags = f;
+			}
+			(*n)++;
+		}
+	}
+	return 0;
+}
+
+/* Fill nkey/lead for the pair; 0 or -E2BIG. */
+static int sched_build(struct sched_cpu *sc, struct pevt_context *cctx,
+		       struct pevt_context *tctx, u32 *n, bool masks)
+{
+	u32 nm = 0;
+	int ret;
+
+	*n = 0;
+	ret = sched_collect(sc, cctx, 0, n, &nm, masks);
+	if (!ret && tctx)
+		ret = sched_collect(sc, tctx, ROT_F_TASK, n, &nm, masks);
+	return ret;
+}
+
+static bool sched_key_eq(const struct sched_key *a, const struct sched_key *b)
+{
+	return a->id == b->id && a->nr_members == b->nr_members &&
+	       a->flags == b->flags;
+}
+
+/* ---- applying a rotation ----------------------------------------- */
+
+/* Schedule in the flexible groups of @ctx that rotation sc->r runs. */
+static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
+			bool task)
+{
+	const struct rot_plan *p = &sc->plan;
+	u32 g;
+
+	for (g = 0; g < sc->nr; g++) {
+		struct pevt_event *leader = sc->lead[g], *sib;
+		s32 st = p->state[g];
+		u32 m = 0;
+
+		if (!!(sc->key[g].flags & ROT_F_TASK) != task ||
+		    (sc->key[g].flags & ROT_F_PINNED))
+			continue;
+		if (leader->state != PEVT_STATE_INACTIVE)
+			continue;
+		if (st == ROT_ALWAYS_ON) {
+			pevt_group_sched_in(leader, ctx);
+			continue;
+		}
+		if (st < 0 || p->nr_rotations == 0 ||
+		    !rot_plan_runs(p, sc->r, g))
+			continue;
+		/* Planned slot of each member, same order as the masks. */
+		if (pevt_vpmu_event_mask(leader))
+			leader->hw.config_base =
+				rot_plan_counter(p, sc->r, g, m++) + 1;
+		pevt_for_each_sibling(sib, leader)
+			if (sched_member_on(sib) && pevt_vpmu_event_mask(sib))
+				sib->hw.config_base =
+					rot_plan_counter(p, sc->r, g, m++) + 1;
+		pevt_group_sched_in(leader, ctx);
+	}
+}
+
+/*
+ * Plan if the key changed, advance the rotation if asked, and reschedule
+ * the flexible groups of both contexts.  Both ctx locks held, times
+ * updated, irqs off, on this CPU.  Return: true if the tick must run.
+ */
+static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
+			struct pevt_context *tctx, bool advance)
+{
+	struct rot_input in;
+	bool same;
+	u32 n, g;
+
+	if (sched_build(sc, cctx, tctx, &n, true)) {
+		raw_spin_lock(&sc->slock);
+		sc->valid = false;
+		sc->overflow = true;
+		raw_spin_unlock(&sc->slock);
+		return false;	/* caller falls back to classic */
+	}
+	same = sc->valid && sc->tctx == tctx && sc->nr == n;
+	for (g = 0; same && g < n; g++)
+		same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
+
+	raw_spin_lock(&sc->slock);
+	sc->overflow = false;
+	if (!same) {
+		in.groups = sc->groups;
+		in.nr_groups = n;
+		in.nr_counters = vpmu_nr_counters();
+		memcpy(sc->key, sc->nkey, n * sizeof(sc->key[0]));
+		sc->nr = n;
+		sc->tctx = tctx;
+		sc->plans++;
+		sc->valid = !rot_plan(&in, sc->ws, sc->ws_size, &sc->plan);
+		if (!sc->valid)
+			sc->overflow = true;
+		/*
+		 * Continue the cycle rather than restart at 0: a task that
+		 * keeps leaving and coming back replans each time (one cached
+		 * pair per CPU), and restarting would favour rotation 0.
+		 */
+		if (sc->valid && sc->plan.nr_rotations)
+			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+		else
+			sc->r = 0;
+	} else if (advance && sc->plan.nr_rotations > 1) {
+		sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+		sc->ticks++;
+	}
+	raw_spin_unlock(&sc->slock);
+	if (!sc->valid)
+		return false;
+	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
+
+	if (tctx)
+		ctx_sched_out(tctx, PEVT_EVENT_FLEXIBLE);
+	ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
+	sched_apply(sc, cctx, false);
+	if (tctx)
+		sched_apply(sc, tctx, true);
+	return sc->plan.nr_rotations > 1;
+}
+
+/* ---- classic (perf 6.1 perf_rotate_context) ------------------------ */
+
+static bool classic_software(struct pevt_event *leader)
+{
+	struct pevt_event *sib;
+
+	if (pevt_vpmu_event_mask(leader))
+		return false;
+	pevt_for_each_sibling(sib, leader)
+		if (pevt_vpmu_event_mask(sib))
+			return false;
+	return true;
+}
+
+static struct pevt_event *classic_to_rotate(struct pevt_context *ctx)
+{
+	struct pevt_event *leader;
+
+	/*
+	 * ctx_event_to_rotate(): first active flexible, else the first one.
+	 * In 6.1 software events live in their own (software PMU) context,
+	 * so the vPMU context perf rotates holds only groups needing slots:
+	 * software-only groups are skipped here to rotate the same list.
+	 */
+	list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
+		if (leader->state == PEVT_STATE_ACTIVE &&
+		    !classic_software(leader))
+			return leader;
+	list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
+		if (!classic_software(leader))
+			return leader;
+	return NULL;
+}
+
+static bool sched_classic(struct pevt_context *cctx, struct pevt_context *tctx)
+{
+	struct pevt_event *cev = NULL, *tev = NULL;
+	bool crot = cctx->rotate_necessary;
+	bool trot = tctx && tctx->rotate_necessary;
+
+	if (!crot && !trot)
+		return false;
+	if (trot)
+		tev = classic_to_rotate(tctx);
+	if (crot)
+		cev = classic_to_rotate(cctx);
+	if (tctx) {
+		tctx->rotate_necessary = 0;
+		if (tev || cev)
+			ctx_sched_out(tctx, PEVT_EVENT_FLEXIBLE);
+	}
+	cctx->rotate_necessary = 0;
+	if (cev)
+		ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
+	if (tev)
+		list_move_tail(&tev->group_entry, &tctx->flexible_groups);
+	if (cev)
+		list_move_tail(&cev->group_entry, &cctx->flexible_groups);
+	ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
+	if (tctx)
+		ctx_sched_in(tctx, PEVT_EVENT_FLEXIBLE);
+	return cctx->rotate_necessary || (tctx && tctx->rotate_necessary);
+}
+
+/* ---- one scheduling pass on this CPU -------------------------------- */
+
+/* irqs off, on this CPU.  Return: true if the tick must keep running. */
+static bool sched_pass(struct sched_cpu *sc, bool advance)
+{
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	struct pevt_context *cctx = &cpuctx->ctx;
+	struct pevt_context *tctx = cpuctx->task_ctx;
+	bool more = false;
+
+	if (tctx)
+		raw_spin_lock(&tctx->lock);
+	raw_spin_lock(&cctx->lock);
+	/* cpuctx->task_ctx only changes on this CPU with irqs off: stable. */
+	pevt_update_context_time(cctx);
+	if (tctx)
+		pevt_update_context_time(tctx);
+	if (READ_ONCE(sched_policy) == SCHED_ROTID) {
+		more = sched_rotid(sc, cctx, tctx, advance);
+		if (!sc->valid) {
+			sc->bypass = true;
+			more = advance ? sched_classic(cctx, tctx) :
+			       (cctx->rotate_necessary ||
+				(tctx && tctx->rotate_necessary));
+			sc->bypass = false;
+		}
+	} else {
+		more = advance ? sched_classic(cctx, tctx) :
+		       (cctx->rotate_necessary ||
+			(tctx && tctx->rotate_necessary));
+	}
+	raw_spin_unlock(&cctx->lock);
+	if (tctx)
+		raw_spin_unlock(&tctx->lock);
+	return more;
+}
+
+static ktime_t sched_interval(void)
+{
+	return ms_to_ktime(max(1U, READ_ONCE(mux_interval_ms)));
+}
+
+static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
+{
+	struct sched_cpu *sc = container_of(t, struct sched_cpu, timer);
+	bool more;
+
+	/*
+	 * A pinned hrtimer of a CPU going offline migrates: its contexts
+	 * are not this CPU's.  The CPU's context is scheduled out anyway.
+	 */
+	if (sc != this_cpu_read(sched_cpus))
+		return HRTIMER_NORESTART;
+	sc->in_tick = true;
+	more = sched_pass(sc, true);
+	sc->in_tick = false;
+	if (!more)
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, sched_interval());
+	return HRTIMER_RESTART;
+}
+
+static void sched_arm(struct sched_cpu *sc, ktime_t delay)
+{
+	if (sc->in_tick || !sched_ready)
+		return;
+	if (!hrtimer_is_queued(&sc->timer))
+		hrtimer_start(&sc->timer, delay, HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* IPI (or local with irqs off): re-plan now, without advancing. */
+static void sched_replan_ipi(void *info)
+{
+	struct sched_cpu *sc = this_cpu_read(sched_cpus);
+
+	if (sc->in_tick)
+		return;
+	if (info) {	/* policy change: forget the plan */
+		raw_spin_lock(&sc->slock);
+		sc->valid = false;
+		raw_spin_unlock(&sc->slock);
+	}
+	if (sched_pass(sc, false))
+		sched_arm(sc, sched_interval());
+	else if (READ_ONCE(sched_policy) == SCHED_ROTID && sc->valid)
+		hrtimer_try_to_cancel(&sc->timer);
+}
+
+/* ---- hooks ------------------------------------------------------- */
+
+/**
+ * sched_ctx_flexible_in() - rotid: schedule @ctx's flexible groups by plan
+ * @ctx: a context active on this CPU, ctx->lock held, irqs off
+ *
+ * Called by ctx_sched_in() for the flexible pass (context switch, event
+ * install).  Uses the cached plan of this CPU if @ctx's groups are exactly
+ * those the plan was made for; never plans.  On a miss, kicks the timer to
+ * plan at once and lets the caller do perf's greedy pass meanwhile.
+ *
+ * Return: true if done (the caller skips its greedy pass).
+ */
+bool sched_ctx_flexible_in(struct pevt_context *ctx)
+{
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	bool task = ctx != &cpuctx->ctx;
+	u32 flag = task ? ROT_F_TASK : 0;
+	u32 n, i, j, nm = 0;
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
+		return false;
+	sc = this_cpu_read(sched_cpus);
+	if (sc->bypass)
+		return false;
+	if (task && ctx != cpuctx->task_ctx)
+		return false;
+	if (!sc->valid || (task && sc->tctx != ctx))
+		goto miss;
+	n = 0;
+	if (sched_collect(sc, ctx, flag, &n, &nm, false))
+		goto miss;
+	/* This context's part of the key, in order. */
+	for (i = 0, j = 0; i < sc->nr; i++) {
+		if ((sc->key[i].flags & ROT_F_TASK) != flag)
+			continue;
+		if (j >= n || !sched_key_eq(&sc->key[i], &sc->nkey[j]))
+			goto miss;
+		sc->lead[i] = sc->nlead[j];
+		j++;
+	}
+	if (j != n)
+		goto miss;
+	/*
+	 * sc->lead[] of the other context may be stale here: sched_apply()
+	 * only touches groups of @ctx, whose pointers were just refreshed.
+	 */
+	sched_apply(sc, ctx, task);
+	return true;
+miss:
+	sched_arm(sc, 0);
+	return false;
+}
+
+/**
+ * sched_rotation_needed() - a flexible group did not fit on this CPU
+ *
+ * Called by ctx_sched_in() (irqs off, on this CPU): arm the tick.
+ */
+void sched_rotation_needed(void)
+{
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready))
+		return;
+	sc = this_cpu_read(sched_cpus);
+	sched_arm(sc, READ_ONCE(sched_policy) == SCHED_ROTID && !sc->overflow ?
+		  0 : sched_interval());
+}
+
+/**
+ * sched_ctx_changed() - the event set of @ctx changed: re-plan
+ * @ctx: the context, ctx->mutex held, process context
+ *
+ * Re-plans on the CPU where @ctx is active (a CPU context: its CPU), so
+ * the plan is ready before the next tick or switch.  A task that moves
+ * meanwhile meets a cache miss on its new CPU, which plans then.
+ */
+void sched_ctx_changed(struct pevt_context *ctx)
+{
+	int cpu = ctx->cpu >= 0 ? ctx->cpu : READ_ONCE(ctx->active_cpu);
+
+	if (!sched_ready || cpu < 0)
+		return;
+	cpus_read_lock();
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, sched_replan_ipi, NULL, 1);
+	cpus_read_unlock();
+}
+
+/* ---- parameters ---------------------------------------------------- */
+
+static int policy_set(const char *val, const struct kernel_param *kp)
+{
+	int p;
+
+	if (sysfs_streq(val, "rotid"))
+		p = SCHED_ROTID;
+	else if (sysfs_streq(val, "classic"))
+		p = SCHED_CLASSIC;
+	else
+		return -EINVAL;
+	WRITE_ONCE(sched_policy, p);
+	if (sched_ready) {
+		cpus_read_lock();
+		on_each_cpu(sched_replan_ipi, (void *)1, 1);
+		cpus_read_unlock();
+	}
+	return 0;
+}
+
+static int policy_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic");
+}
+
+static const struct kernel_param_ops policy_ops = {
+	.set = policy_set,
+	.get = policy_get,
+};
+module_param_cb(policy, &policy_ops, NULL, 0644);
+MODULE_PARM_DESC(policy, "context scheduler policy: rotid (default) or classic");
+
+static int interval_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v < 1 || v > 10000)
+		return -EINVAL;
+	WRITE_ONCE(mux_interval_ms, v);
+	/* A running timer picks the new interval at its next expiry. */
+	return 0;
+}
+
+static const struct kernel_param_ops interval_ops = {
+	.set = interval_set,
+	.get = param_get_uint,
+};
+module_param_cb(mux_interval_ms, &interval_ops, &mux_interval_ms, 0644);
+MODULE_PARM_DESC(mux_interval_ms, "multiplexing interval in ms (default 4)");
+
+/* ---- introspection: debugfs pevt_sched/plan -------------------------- */
+
+static struct dentry *sched_dbg_dir;
+
+static const char *sched_state_name(s32 st)
+{
+	switch (st) {
+	case ROT_ALWAYS_ON:	return "always_on";
+	case ROT_ALWAYS_OFF:	return "always_off";
+	case ROT_PINNED:	return "pinned";
+	case ROT_ERROR:		return "error";
+	}
+	return "rot";
+}
+
+/*
+ * One block per CPU:
+ *   cpu C policy P valid V overflow O R n r cur ticks T plans N groups G
+ *   group I id ID task 0|1 pinned 0|1 members M state NAME rot ID runs K
+ */
+static int sched_dbg_show(struct seq_file *m, void *v)
+{
+	struct sched_cpu *snap;
+	int cpu;
+
+	snap = kvmalloc(sizeof(*snap), GFP_KERNEL);
+	if (!snap)
+		return -ENOMEM;
+	for_each_online_cpu(cpu) {
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+		s32 state[SCHED_MAX_GROUPS];
+		u32 runs[SCHED_MAX_GROUPS];
+		unsigned long flags;
+		u32 g, R;
+
+		raw_spin_lock_irqsave(&sc->slock, flags);
+		snap->valid = sc->valid;
+		snap->overflow = sc->overflow;
+		snap->nr = sc->nr;
+		memcpy(snap->key, sc->key, sizeof(sc->key));
+		R = sc->valid ? sc->plan.nr_rotations : 0;
+		snap->r = sc->r;
+		snap->ticks = sc->ticks;
+		snap->plans = sc->plans;
+		for (g = 0; sc->valid && g < sc->nr; g++) {
+			state[g] = sc->plan.state[g];
+			runs[g] = sc->plan.nr_runs[g];
+		}
+		raw_spin_unlock_irqrestore(&sc->slock, flags);
+
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u\n",
+			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
+			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
+			   snap->plans, snap->valid ? snap->nr : 0);
+		for (g = 0; snap->valid && g < snap->nr; g++)
+			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
+				   g, snap->key[g].id,
+				   !!(snap->key[g].flags & ROT_F_TASK),
+				   !!(snap->key[g].flags & ROT_F_PINNED),
+				   snap->key[g].nr_members,
+				   sched_state_name(state[g]),
+				   state[g] >= 0 ? state[g] : -1, runs[g]);
+	}
+	kvfree(snap);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sched_dbg);
+
+/* ---- init / exit ----------------------------------------------------- */
+
+/**
+ * pevt_sched_init() - preallocate the per-CPU planner workspaces
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pevt_sched_init(void)
+{
+	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS, vpmu_nr_counters());
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct sched_cpu *sc = kvzalloc(sizeof(*sc), GFP_KERNEL);
+
+		if (!sc)
+			goto err;
+		per_cpu(sched_cpus, cpu) = sc;
+		raw_spin_lock_init(&sc->slock);
+		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		sc->timer.function = pevt_sched_tick;
+		sc->ws = kvzalloc(ws, GFP_KERNEL);
+		if (!sc->ws)
+			goto err;
+		sc->ws_size = ws;
+	}
+	sched_dbg_dir = debugfs_create_dir("pevt_sched", NULL);
+	debugfs_create_file("plan", 0444, sched_dbg_dir, NULL, &sched_dbg_fops);
+	WRITE_ONCE(sched_ready, true);
+	return 0;
+err:
+	for_each_possible_cpu(cpu) {
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+
+		if (sc)
+			kvfree(sc->ws);
+		kvfree(sc);
+		per_cpu(sched_cpus, cpu) = NULL;
+	}
+	return -ENOMEM;
+}
+
+/**
+ * pevt_sched_exit() - stop the timers, free the workspaces
+ *
+ * No event exists any more (chardev gone), so nothing re-arms a timer.
+ */
+void pevt_sched_exit(void)
+{
+	int cpu;
+
+	WRITE_ONCE(sched_ready, false);
+	debugfs_remove_recursive(sched_dbg_dir);
+	for_each_possible_cpu(cpu) {
+		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+
+		if (!sc)
+			continue;
+		hrtimer_cancel(&sc->timer);
+		kvfree(sc->ws);
+		kvfree(sc);
+		per_cpu(sched_cpus, cpu) = NULL;
+	}
+}

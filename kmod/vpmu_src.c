@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt source for pevt_vpmu events: attr.type == the vPMU's perf type,
+ * same encoding as the stock events (config: source, config1: allowed
+ * slots).  Slots come from the allocator shared with the stock perf core
+ * (vpmu.h), owner VPMU_OWNER_PEVT.
+ *
+ * The scheduler (sched.c) may give add() a planned slot in
+ * event->hw.config_base (slot + 1, 0 = none): the planner already chose
+ * a slot for every member of every group of the rotation, so add() takes
+ * exactly that slot and the group needs no matching at the tick.  Without
+ * a plan (classic policy, or before the first plan) add() takes the
+ * lowest free allowed slot, as the stock PMU's add() does.
+ */
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+
+#include "internal.h"
+#include "vpmu.h"
+#include "pevt_sched.h"
+
+struct vsrc {
+	struct vpmu_counter	c;
+	u64			mask;	/* allowed slots (valid mask) */
+};
+
+static int vsrc_init(struct pevt_event *event)
+{
+	struct perf_event_attr *attr = &event->attr;
+	unsigned int src = attr->config & VPMU_CONFIG_SOURCE;
+	struct vsrc *v;
+	u64 mask;
+	int ret;
+
+	if (attr->type != vpmu_perf_type())
+		return -ENOENT;
+	if ((attr->config & ~VPMU_CONFIG_SOURCE) || attr->config2)
+		return -EINVAL;
+	if (src >= VPMU_NR_SOURCES)
+		return -ENOENT;
+	mask = vpmu_valid_mask(attr->config1);
+	if (!mask || (attr->config1 & ~vpmu_valid_mask(0)))
+		return -EINVAL;
+	if (attr->sample_period && !attr->freq)
+		return -EOPNOTSUPP;	/* counting only for now */
+
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	ret = vpmu_source_get(src);
+	if (ret) {
+		kfree(v);
+		return ret;
+	}
+	vpmu_counter_init(&v->c, src, 0, NULL, v);
+	v->mask = mask;
+	event->src_priv = v;
+	event->hw.idx = -1;
+	event->hw.config = src;
+	event->hw.config_base = 0;
+	return 0;
+}
+
+static void vsrc_destroy(struct pevt_event *event)
+{
+	struct vsrc *v = event->src_priv;
+
+	vpmu_counter_destroy(&v->c);
+	vpmu_source_put(v->c.source);
+	kfree(v);
+	event->src_priv = NULL;
+}
+
+/**
+ * pevt_vpmu_event_mask() - allowed-slot mask of a pevt event
+ * @event: any pevt event
+ *
+ * Return: the vPMU slots @event may use, 0 if it needs no slot.
+ */
+u64 pevt_vpmu_event_mask(struct pevt_event *event)
+{
+	struct vsrc *v;
+
+	if (event->src->caps & PEVT_SRC_SOFTWARE || !event->src_priv)
+		return 0;
+	if (event->src->init != vsrc_init)
+		return vpmu_valid_mask(0);
+	v = event->src_priv;
+	return v->mask;
+}
+
+static void vsrc_read(struct pevt_event *event)
+{
+	struct vsrc *v = event->src_priv;
+	u64 now = vpmu_counter_read(&v->c);
+	u64 prev = local64_xchg(&event->prev_count, now);
+
+	local64_add(now - prev, &event->count);
+}
+
+static void vsrc_start(struct pevt_event *event, int flags)
+{
+	struct vsrc *v = event->src_priv;
+
+	vpmu_counter_start(&v->c);
+	local64_set(&event->prev_count, vpmu_counter_read(&v->c));
+}
+
+static void vsrc_stop(struct pevt_event *event, int flags)
+{
+	struct vsrc *v = event->src_priv;
+
+	if (!v->c.active)
+		return;
+	vsrc_read(event);
+	vpmu_counter_stop(&v->c);
+}
+
+static int vsrc_add(struct pevt_event *event, int flags)
+{
+	struct vsrc *v = event->src_priv;
+	int cpu = smp_processor_id();
+	u64 hint = event->hw.config_base;
+	int slot = -EAGAIN;
+
+	if (hint && hint <= 64 && (v->mask & BIT_ULL(hint - 1)))
+		slot = vpmu_slot_get(cpu, BIT_ULL(hint - 1), VPMU_OWNER_PEVT);
+	if (slot < 0)
+		slot = vpmu_slot_get(cpu, v->mask, VPMU_OWNER_PEVT);
+	if (slot < 0)
+		return -EAGAIN;
+	v->c.slot = slot;
+	event->hw.idx = slot;
+	if (flags & PERF_EF_START)
+		vsrc_start(event, flags);
+	return 0;
+}
+
+static void vsrc_del(struct pevt_event *event, int flags)
+{
+	struct vsrc *v = event->src_priv;
+
+	vsrc_stop(event, PERF_EF_UPDATE);
+	if (v->c.slot >= 0)
+		vpmu_slot_put(smp_processor_id(), v->c.slot);
+	v->c.slot = -1;
+	event->hw.idx = -1;
+}
+
+static struct pevt_source_ops pevt_vsrc = {
+	.name		= "pevt_vpmu",
+	.caps		= 0,
+	.init		= vsrc_init,
+	.destroy	= vsrc_destroy,
+	.add		= vsrc_add,
+	.del		= vsrc_del,
+	.start		= vsrc_start,
+	.stop		= vsrc_stop,
+	.read		= vsrc_read,
+};
+
+/**
+ * pevt_vpmu_src_init() - register the vPMU source
+ *
+ * Return: 0 or -errno.
+ */
+int pevt_vpmu_src_init(void)
+{
+	return pevt_source_register(&pevt_vsrc);
+}
+
+/**
+ * pevt_vpmu_src_exit() - unregister the vPMU source
+ */
+void pevt_vpmu_src_exit(void)
+{
+	pevt_source_unregister(&pevt_vsrc);
+}

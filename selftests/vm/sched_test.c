@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Context scheduler (issue 5): shares of per-task and per-CPU groups on
+ * the vPMU with 2 slots, under policy rotid and classic, next to the stock
+ * kernel's own shares for the same groups (perf_event_open on pevt_vpmu).
+ *
+ * Every task group's task is a busy child pinned to the CPU of the CPU
+ * groups, so both kinds compete for the same CPU's slots.  The module is
+ * reloaded with nr_counters=2 and restored plain at the end.
+ */
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/perf_event.h>
+
+#include "kselftest_harness.h"
+#include "../common.h"
+
+#define VPMU_SYSFS	"/sys/bus/event_source/devices/pevt_vpmu"
+#define PARAMS		"/sys/module/pevt/parameters"
+#define PLAN		"/sys/kernel/debug/pevt_sched/plan"
+#define CPU		1
+#define RUN_NS		(3 * NSEC_PER_SEC)	/* 2 s: ±3 points missed under host load */
+#define MAXG		8
+
+static long read_long(const char *path)
+{
+	char buf[64];
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	(void)buf;
+	return v;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int reload(const char *params)
+{
+	const char *ko = getenv("PEVT_KO") ?: "/pevt.ko";
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rmmod pevt 2>/dev/null; insmod %s %s", ko, params);
+	return system(cmd) == 0 && read_long(VPMU_SYSFS "/type") > 0 ? 0 : -1;
+}
+
+enum backend { PEVT, STOCK };
+
+/* One group to open: kind and slot mask. */
+struct gspec {
+	int task;	/* 1: per-task (the busy child), 0: per-CPU on CPU */
+	int pinned;
+	int sw;		/* software task-clock instead of a vPMU counter */
+	int members;
+	__u64 mask;	/* config1 of every member, 0 = any */
+};
+
+struct scen {
+	int n;
+	/*
+	 * CPU groups compete with task groups: their target holds only while
+	 * the task runs; while it is off the CPU they have the slots alone
+	 * (100%).  The task's running fraction of the CPU is its groups'
+	 * enabled time over the CPU groups' enabled time.
+	 */
+	int compete;
+	struct gspec g[MAXG];
+	int fd[MAXG];
+	int sfd[MAXG][4];	/* siblings: closing one would remove it */
+	double share[MAXG];	/* running / enabled, percent */
+	__u64 enabled[MAXG], running[MAXG];
+};
+
+/* The plan of CPU as the debugfs file shows it. */
+struct plan_info {
+	int found, valid, R, r, groups;
+	long long ticks, plans;
+	char state[MAXG * 4][16];
+};
+
+static int read_plan(int cpu, struct plan_info *p)
+{
+	FILE *f = fopen(PLAN, "r");
+	char line[256];
+	int in = 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int c, v, o, gi;
+		char pol[16], st[16];
+
+		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d",
+			   &c, pol, &v, &o, &p->R, &p->r, &p->ticks, &p->plans,
+			   &p->groups) == 9) {
+			in = c == cpu;
+			if (in) {
+				p->found = 1;
+				p->valid = v;
+			}
+			continue;
+		}
+		if (in && sscanf(line, "group %d id %*u task %*d pinned %*d members %*u state %15s",
+				 &gi, st) == 2 && gi < MAXG * 4)
+			snprintf(p->state[gi], sizeof(p->state[gi]), "%s", st);
+	}
+	fclose(f);
+	if (!p->found)
+		return -1;
+	return 0;
+}
+
+static pid_t busy_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		pin_to_cpu(CPU);
+		for (;;)
+			x++;
+	}
+	return pid;
+}
+
+static int open_group(enum backend be, int dev, const struct gspec *g,
+		      pid_t child, int *leader, int *sfd)
+{
+	struct perf_event_attr a;
+	int i, fd = -1, lfd = -1;
+
+	for (i = 0; i < g->members; i++) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		if (g->sw) {
+			a.type = PERF_TYPE_SOFTWARE;
+			a.config = g->task ? PERF_COUNT_SW_TASK_CLOCK :
+					     PERF_COUNT_SW_CPU_CLOCK;
+		} else {
+			a.type = read_long(VPMU_SYSFS "/type");
+			a.config = 0;	/* cpu_ns */
+			a.config1 = g->mask;
+		}
+		a.pinned = g->pinned && i == 0;
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+				PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (be == PEVT)
+			fd = pevt_open(dev, &a, g->task ? child : -1,
+				       g->task ? -1 : CPU, lfd, 0);
+		else
+			fd = sys_perf_event_open(&a, g->task ? child : -1,
+						 g->task ? -1 : CPU, lfd, 0);
+		if (fd < 0)
+			return -1;
+		if (i == 0)
+			lfd = fd;
+		else
+			sfd[i - 1] = fd;
+	}
+	*leader = lfd;
+	return 0;
+}
+
+/*
+ * Open the scenario on @be, let it run RUN_NS, read each leader's share.
+ * @pi: if set, the plan of CPU just before the events are closed.
+ */
+static int run_scen(enum backend be, struct scen *s, struct plan_info *pi)
+{
+	pid_t child = busy_child();
+	int dev = -1, i, ret = -1;
+
+	if (child < 0)
+		return -1;
+	if (be == PEVT) {
+		dev = pevt_dev_open();
+		if (dev < 0)
+			goto out;
+	}
+	memset(s->sfd, -1, sizeof(s->sfd));
+	for (i = 0; i < s->n; i++)
+		s->fd[i] = -1;
+	sleep_ns(NSEC_PER_SEC / 10);	/* the child is on its CPU */
+	for (i = 0; i < s->n; i++)
+		if (open_group(be, dev, &s->g[i], child, &s->fd[i], s->sfd[i]))
+			goto out;
+	sleep_ns(RUN_NS);
+	if (pi && read_plan(CPU, pi))
+		goto out;
+	for (i = 0; i < s->n; i++) {
+		struct read_one r;
+
+		if (read_one(s->fd[i], &r) < 0)
+			goto out;
+		s->enabled[i] = r.enabled;
+		s->running[i] = r.running;
+		s->share[i] = r.enabled ? 100.0 * r.running / r.enabled : -1;
+	}
+	ret = 0;
+out:
+	for (i = 0; i < s->n; i++) {
+		for (int j = 0; j < 4; j++)
+			if (s->sfd[i][j] >= 0)
+				close(s->sfd[i][j]);
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
+	}
+	if (dev >= 0)
+		close(dev);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	return ret;
+}
+
+static void log_shares(struct __test_metadata *_metadata, const char *what,
+		       const struct scen *s)
+{
+	char buf[256];
+	int i, o = 0;
+
+	for (i = 0; i < s->n; i++)
+		o += snprintf(buf + o, sizeof(buf) - o, " %s%d=%.1f",
+			      s->g[i].task ? "T" : "C", i, s->share[i]);
+	TH_LOG("%s:%s", what, buf);
+}
+
+static void scen_init(struct scen *s, int ntask, int ncpu)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	/* CPU groups first, then task groups: creation order is stable. */
+	for (i = 0; i < ncpu; i++)
+		s->g[s->n++] = (struct gspec){ .task = 0, .members = 1 };
+	for (i = 0; i < ntask; i++)
+		s->g[s->n++] = (struct gspec){ .task = 1, .members = 1 };
+}
+
+FIXTURE(sched) {
+	int dummy;
+};
+
+FIXTURE_VARIANT(sched) {
+	const char *policy;
+};
+
+FIXTURE_VARIANT_ADD(sched, rotid) { .policy = "rotid" };
+FIXTURE_VARIANT_ADD(sched, classic) { .policy = "classic" };
+
+FIXTURE_SETUP(sched)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (sysconf(_SC_NPROCESSORS_ONLN) <= CPU)
+		SKIP(return, "needs CPU %d", CPU);
+	ASSERT_EQ(0, reload("nr_counters=2"));
+	ASSERT_EQ(0, write_str(PARAMS "/policy", variant->policy));
+	ASSERT_EQ(0, pin_to_cpu(0));
+}
+
+FIXTURE_TEARDOWN(sched)
+{
+	reload("");
+}
+
+static int is_rotid(const FIXTURE_VARIANT(sched) *v)
+{
+	return !strcmp(v->policy, "rotid");
+}
+
+/* Check @s against per-group targets; classic: stock's shares. */
+static void check_shares(struct __test_metadata *_metadata,
+			 const FIXTURE_VARIANT(sched) *variant,
+			 struct scen *s, const double *rotid_target)
+{
+	struct scen st = *s;
+	int i;
+
+	log_shares(_metadata, variant->policy, s);
+	if (is_rotid(variant)) {
+		double f = 1, tgt[MAXG];
+		__u64 te = 0, ce = 0;
+
+		for (i = 0; i < s->n; i++) {
+			if (s->g[i].task && s->enabled[i] > te)
+				te = s->enabled[i];
+			if (!s->g[i].task && s->enabled[i] > ce)
+				ce = s->enabled[i];
+		}
+		if (s->compete && ce)
+			f = te < ce ? (double)te / ce : 1.0;
+		for (i = 0; i < s->n; i++) {
+			tgt[i] = rotid_target[i];
+			if (s->compete && !s->g[i].task)
+				tgt[i] = f * rotid_target[i] + (1 - f) * 100;
+		}
+		TH_LOG("task on CPU %.1f%% of the time", 100 * f);
+		rotid_target = tgt;
+		for (i = 0; i < s->n; i++)
+			EXPECT_LE(fabs(s->share[i] - rotid_target[i]), 3.0)
+				TH_LOG("group %d: %.1f%%, target %.0f%%", i,
+				       s->share[i], rotid_target[i]);
+		return;
+	}
+	ASSERT_EQ(0, run_scen(STOCK, &st, NULL));
+	log_shares(_metadata, "stock", &st);
+	for (i = 0; i < s->n; i++)
+		EXPECT_LE(fabs(s->share[i] - st.share[i]), 5.0)
+			TH_LOG("group %d: classic %.1f%%, stock %.1f%%", i,
+			       s->share[i], st.share[i]);
+}
+
+TEST_F(sched, two_task_two_cpu)
+{
+	double target[] = { 50, 50, 50, 50 };
+	struct plan_info pi;
+	struct scen s;
+
+	scen_init(&s, 2, 2);
+	s.compete = 1;
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (is_rotid(variant))
+		EXPECT_EQ(2, pi.R);
+	check_shares(_metadata, variant, &s, target);
+}
+
+TEST_F(sched, four_task_one_cpu)
+{
+	double target[] = { 40, 40, 40, 40, 40 };
+	struct plan_info pi;
+	struct scen s;
+
+	scen_init(&s, 4, 1);
+	s.compete = 1;
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (is_rotid(variant))
+		EXPECT_EQ(5, pi.R);
+	check_shares(_metadata, variant, &s, target);
+}
+
+/* Pinned CPU groups fill both slots: flexible task groups never run. */
+TEST_F(sched, pinned_fill)
+{
+	double target[] = { 100, 100, 0, 0 };
+	struct plan_info pi;
+	struct scen s;
+
+	scen_init(&s, 2, 2);
+	s.g[0].pinned = s.g[1].pinned = 1;
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (is_rotid(variant)) {
+		ASSERT_TRUE(pi.valid);
+		EXPECT_STREQ("pinned", pi.state[0]);
+		EXPECT_STREQ("pinned", pi.state[1]);
+		EXPECT_STREQ("always_off", pi.state[2]);
+		EXPECT_STREQ("always_off", pi.state[3]);
+		EXPECT_EQ(0, pi.ticks);
+		EXPECT_GE(1, pi.R);
+	}
+	check_shares(_metadata, variant, &s, target);
+}
+
+/* Software groups need no slot: 100% next to 3 rotating vPMU groups. */
+TEST_F(sched, software_always_on)
+{
+	double target[] = { 66.7, 66.7, 66.7, 100, 100 };
+	struct plan_info pi;
+	struct scen s;
+
+	scen_init(&s, 0, 3);
+	s.g[s.n++] = (struct gspec){ .task = 1, .sw = 1, .members = 1 };
+	s.g[s.n++] = (struct gspec){ .task = 0, .sw = 1, .members = 1 };
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (is_rotid(variant)) {
+		EXPECT_STREQ("always_on", pi.state[3]);
+		EXPECT_STREQ("always_on", pi.state[4]);
+	}
+	check_shares(_metadata, variant, &s, target);
+}
+
+/*
+ * Song Liu's A B C D + E on 2 slots: a 2-member group E next to singles
+ * A B.  Packing alone gives rotation 0: A B, rotation 1: E, each 50%,
+ * both slots busy in every rotation: nothing is wasted, and the slots are
+ * busy all the time (sum of running = 2 x enabled).
+ */
+TEST_F(sched, no_rotation_wasted)
+{
+	double target[] = { 50, 50, 50, 66.7, 66.7, 66.7 };
+	struct plan_info pi;
+	struct scen s;
+	double sum = 0;
+	int i;
+
+	/* 1) A B + E(2 members): R = 2, 50% each. */
+	scen_init(&s, 0, 2);
+	s.compete = 1;
+	s.g[s.n++] = (struct gspec){ .task = 1, .members = 2 };
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (!is_rotid(variant)) {
+		check_shares(_metadata, variant, &s, target);
+		return;
+	}
+	check_shares(_metadata, variant, &s, target);
+	/* 2) A B C singles: no rotation leaves a slot free -> 2/3 each. */
+	scen_init(&s, 1, 2);
+	s.compete = 1;
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	check_shares(_metadata, variant, &s, target + 3);
+	for (i = 0; i < s.n; i++)
+		sum += s.share[i];
+	EXPECT_LE(197, (int)sum) TH_LOG("slot utilization %.1f%% of 200%%", sum);
+}
+
+/* Two groups that both need slot 0 are never on at the same time. */
+TEST_F(sched, constraint_conflict)
+{
+	double target[] = { 50, 50, 100 };
+	struct plan_info pi;
+	struct scen s;
+
+	scen_init(&s, 1, 2);
+	s.g[0].mask = 1;
+	s.g[1].mask = 1;
+	s.g[2].mask = 2;
+	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	if (is_rotid(variant))
+		EXPECT_LE(2, pi.R);
+	/* slot 0 is one slot: both conflicting groups fit in its time */
+	EXPECT_LE((double)s.running[0] + s.running[1],
+		  1.01 * (double)s.enabled[0] + NSEC_PER_MSEC);
+	check_shares(_metadata, variant, &s, target);
+}
+
+TEST_HARNESS_MAIN
