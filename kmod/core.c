@@ -862,6 +862,7 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	struct pevt_event *event, *leader = NULL;
 	struct file *group_file = NULL, *file;
 	struct pevt_context *ctx;
+	bool exec_locked = false;
 	int fd, ret;
 
 	if (pid == -1 && cpu == -1)
@@ -899,6 +900,16 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			task = NULL;
 			goto err_group;
 		}
+		/*
+		 * Like perf: exec_update_lock (read) from the check to the
+		 * install, so that an exec committing new credentials comes
+		 * either before the check (which then sees them) or after
+		 * the install (and its exec probe detaches the event).
+		 */
+		ret = down_read_interruptible(&task->signal->exec_update_lock);
+		if (ret)
+			goto err_task;
+		exec_locked = true;
 		ret = perm_check_task(task);
 		if (ret)
 			goto err_task;
@@ -978,6 +989,8 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (ret)
 		goto err_locked;
 	mutex_unlock(&ctx->mutex);
+	if (exec_locked)
+		up_read(&task->signal->exec_update_lock);
 	pevt_ctx_changed(ctx);
 
 	if (task)
@@ -1000,6 +1013,8 @@ err_fd:
 err_event:
 	pevt_event_free(event);
 err_task:
+	if (exec_locked)
+		up_read(&task->signal->exec_update_lock);
 	if (task)
 		put_task_struct(task);
 err_group:

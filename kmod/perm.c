@@ -203,6 +203,23 @@ int perm_check_group(const struct pevt_event *leader)
 	return 0;
 }
 
+/**
+ * perm_exec_detach() - must @task's events stop at this exec?
+ * @task: current, in its sched_process_exec tracepoint
+ *
+ * begin_new_exec() calls perf_event_exit_task() when the new credentials
+ * leave the task non-dumpable (setuid/setgid binary, file capabilities):
+ * events opened on the old, unprivileged image must not watch the new
+ * one.  pevt does the same from the exec tracepoint, which fires after
+ * the credentials are committed and before the new image runs user code.
+ *
+ * Return: true if the task context must be detached.
+ */
+bool perm_exec_detach(struct task_struct *task)
+{
+	return task->mm && get_dumpable(task->mm) != SUID_DUMP_USER;
+}
+
 /* ---- per-user event count ------------------------------------------ */
 
 /* One per uid with open events; freed with its last event. */

@@ -20,6 +20,7 @@ int perm_check_task(struct task_struct *task);
 int perm_check_group(const struct pevt_event *leader);
 struct perm_user *perm_charge(void);
 void perm_uncharge(struct perm_user *user);
+bool perm_exec_detach(struct task_struct *task);
 int perm_paranoid(void);
 int perm_init(void);
 void perm_exit(void);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -322,6 +323,131 @@ TEST(level_change_seen)
 	ASSERT_LT(0, child);
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * Exec into a setuid binary: perf stops every event on the task
+ * (begin_new_exec() -> perf_event_exit_task(): it is not dumpable any
+ * more), and pevt must too.  A copy of this test binary, setuid root or
+ * not, spins when PERM_TEST_SPIN is set.
+ */
+#define EXEC_TARGET	"/tmp/perm_test_exec_target"
+
+__attribute__((constructor)) static void exec_target_spin(void)
+{
+	if (!getenv("PERM_TEST_SPIN"))
+		return;
+	for (;;)
+		burn_cpu_ns(NSEC_PER_SEC);
+}
+
+static int copy_self(const char *path, mode_t mode)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	in = open("/proc/self/exe", O_RDONLY);
+	unlink(path);
+	out = open(path, O_WRONLY | O_CREAT | O_EXCL, 0700);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	/* chmod after close: writing clears the setuid bit */
+	if (close(out) || chown(path, 0, 0) || chmod(path, mode))
+		return -1;
+	return 0;
+}
+
+static __u64 count_of(int fd)
+{
+	__u64 v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+FIXTURE(exec) {
+	pid_t target;
+};
+
+FIXTURE_VARIANT(exec) {
+	mode_t mode;
+	bool stops;
+};
+
+FIXTURE_VARIANT_ADD(exec, setuid_root) { .mode = 04755, .stops = true };
+FIXTURE_VARIANT_ADD(exec, plain) { .mode = 0755, .stops = false };
+
+FIXTURE_SETUP(exec)
+{
+	ASSERT_EQ(0, copy_self(EXEC_TARGET, variant->mode));
+}
+
+FIXTURE_TEARDOWN(exec)
+{
+	if (self->target > 0) {
+		kill(self->target, SIGKILL);
+		waitpid(self->target, NULL, 0);
+	}
+	unlink(EXEC_TARGET);
+}
+
+TEST_F(exec, events_stop_when_privileged)
+{
+	char *argv[] = { EXEC_TARGET, NULL };
+	char *envp[] = { "PERM_TEST_SPIN=1", NULL };
+	struct perf_event_attr attr;
+	int ready[2], go[2], dev, pfd, sfd;
+	__u64 p1, p2, s1, s2;
+	char c = 'x';
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	self->target = fork();
+	ASSERT_LE(0, self->target);
+	if (self->target == 0) {
+		if (become_nobody(-1) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
+			_exit(1);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		execve(EXEC_TARGET, argv, envp);
+		_exit(2);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+
+	/* Root opens both: who opened them does not matter to perf. */
+	pevt_attr_clock(&attr, PERF_COUNT_SW_TASK_CLOCK, 0, 0);
+	dev = pevt_dev_open();
+	ASSERT_LE(0, dev);
+	pfd = pevt_open(dev, &attr, self->target, -1, -1, 0);
+	ASSERT_LE(0, pfd) TH_LOG("pevt: %s", strerror(errno));
+	sfd = sys_perf_event_open(&attr, self->target, -1, -1, 0);
+	ASSERT_LE(0, sfd) TH_LOG("stock: %s", strerror(errno));
+
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	sleep_ns(500 * NSEC_PER_MSEC);	/* exec done, spinning */
+	p1 = count_of(pfd);
+	s1 = count_of(sfd);
+	sleep_ns(300 * NSEC_PER_MSEC);
+	p2 = count_of(pfd);
+	s2 = count_of(sfd);
+	TH_LOG("pevt %llu -> %llu, stock %llu -> %llu ns", (unsigned long long)p1,
+	       (unsigned long long)p2, (unsigned long long)s1, (unsigned long long)s2);
+	if (variant->stops) {
+		EXPECT_EQ(s1, s2) TH_LOG("stock kept counting");
+		EXPECT_EQ(p1, p2) TH_LOG("pevt kept counting");
+	} else {
+		EXPECT_LT(s1 + 50 * NSEC_PER_MSEC, s2);
+		EXPECT_LT(p1 + 50 * NSEC_PER_MSEC, p2);
+	}
+	close(pfd);
+	close(sfd);
+	close(dev);
 }
 
 TEST_HARNESS_MAIN
