@@ -3,10 +3,9 @@
  * /dev/pevt: the misc device and PEVT_IOC_OPEN argument parsing.
  *
  * Access: like perf_event_open(), which any user may call, the device is
- * mode 0666 and checks are per request (core.c): an event on one's own
- * task is always allowed, on another task it needs the same uid (perf:
- * ptrace access) or CAP_PERFMON, a CPU-wide event needs CAP_PERFMON.
- * perf_event_paranoid is not consulted (not exported to modules).
+ * mode 0666 and every request is checked (perm.c, called from core.c):
+ * perf_event_paranoid, CAP_PERFMON/CAP_SYS_ADMIN and ptrace read access
+ * to a target task, with perf's errnos.  See Documentation/security.md.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>

@@ -10,6 +10,9 @@
  *  - sched_process_exit: the task is going away; its context goes
  *    inactive for good (events keep their final values) and leaves the
  *    hash.
+ *  - sched_process_exec: an exec that made the task non-dumpable (setuid,
+ *    file capabilities) does the same, like perf_event_exit_task() in
+ *    begin_new_exec() (perm.c decides; Documentation/security.md).
  * With no task context the probes are unregistered (after probe_linger_ms)
  * and the switch path costs nothing.
  *
@@ -42,6 +45,7 @@
 
 #include "internal.h"
 #include "compat.h"
+#include "perm.h"
 
 DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
 
@@ -173,6 +177,14 @@ static void pevt_probe_sched_exit(void *data, struct task_struct *task)
 	raw_spin_unlock_irqrestore(&pevt_task_hash_lock, flags);
 }
 
+/* Permissions: no counting across an exec that raised privileges. */
+static void pevt_probe_sched_exec(void *data, struct task_struct *task,
+				  pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (perm_exec_detach(task))
+		pevt_probe_sched_exit(data, task);
+}
+
 static struct pevt_tp {
 	const char		*name;
 	void			*probe;
@@ -180,6 +192,7 @@ static struct pevt_tp {
 } pevt_tps[] = {
 	{ "sched_switch",	pevt_probe_sched_switch },
 	{ "sched_process_exit",	pevt_probe_sched_exit },
+	{ "sched_process_exec",	pevt_probe_sched_exec },
 };
 
 static void pevt_tp_lookup(struct tracepoint *tp, void *priv)

@@ -23,6 +23,7 @@
 #include "pevt_sched.h"
 #include "compat.h"
 #include "output.h"
+#include "perm.h"
 
 static LIST_HEAD(pevt_sources);
 static DEFINE_MUTEX(pevt_sources_mutex);
@@ -738,6 +739,7 @@ static void pevt_event_free(struct pevt_event *event)
 		event->src->destroy(event);
 	if (event->ctx)
 		ctx_put(event->ctx);
+	perm_uncharge(event->perm_user);
 	kfree(event);
 }
 
@@ -843,26 +845,6 @@ static struct task_struct *pevt_find_task(pid_t pid)
 	return task;
 }
 
-/*
- * ptrace_may_access() is not exported: allow the caller's own tasks
- * (same real and effective uid as the target's real and saved uid, the
- * credential part of PTRACE_MODE_READ_REALCREDS) or CAP_PERFMON.
- */
-static bool pevt_may_access_task(struct task_struct *task)
-{
-	const struct cred *cred = current_cred(), *tcred;
-	bool ok;
-
-	if (task == current || perfmon_capable())
-		return true;
-	rcu_read_lock();
-	tcred = __task_cred(task);
-	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
-	     uid_eq(cred->uid, tcred->uid);
-	rcu_read_unlock();
-	return ok;
-}
-
 /**
  * pevt_event_open() - create an event and return an fd for it.
  * @attr: checked copy of the user's attr (size set)
@@ -880,6 +862,7 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	struct pevt_event *event, *leader = NULL;
 	struct file *group_file = NULL, *file;
 	struct pevt_context *ctx;
+	bool exec_locked = false;
 	int fd, ret;
 
 	if (pid == -1 && cpu == -1)
@@ -887,6 +870,10 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (cpu < -1 || cpu >= (int)nr_cpu_ids)
 		return -EINVAL;
 	ret = pevt_attr_check(attr);
+	if (ret)
+		return ret;
+	/* Permissions (perm.c): paranoid level, kernel counting. */
+	ret = perm_check_attr(attr);
 	if (ret)
 		return ret;
 
@@ -913,15 +900,23 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			task = NULL;
 			goto err_group;
 		}
-		if (!pevt_may_access_task(task)) {
-			ret = -EACCES;
+		/*
+		 * Like perf: exec_update_lock (read) from the check to the
+		 * install, so that an exec committing new credentials comes
+		 * either before the check (which then sees them) or after
+		 * the install (and its exec probe detaches the event).
+		 */
+		ret = down_read_interruptible(&task->signal->exec_update_lock);
+		if (ret)
 			goto err_task;
-		}
+		exec_locked = true;
+		ret = perm_check_task(task);
+		if (ret)
+			goto err_task;
 	} else {
-		if (!perfmon_capable()) {
-			ret = -EACCES;
+		ret = perm_check_cpu();
+		if (ret)
 			goto err_group;
-		}
 		if (!cpu_online(cpu)) {
 			ret = -ENODEV;
 			goto err_group;
@@ -944,6 +939,14 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	INIT_LIST_HEAD(&event->sibling_list);
 	INIT_LIST_HEAD(&event->event_entry);
 	pevt_output_init_event(event);
+
+	/* Limits (perm.c): uncharged by pevt_event_free(). */
+	event->perm_user = perm_charge();
+	if (IS_ERR(event->perm_user)) {
+		ret = PTR_ERR(event->perm_user);
+		event->perm_user = NULL;
+		goto err_event;
+	}
 
 	ret = pevt_init_event_source(event);
 	if (ret)
@@ -977,12 +980,17 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		if (leader->ctx != ctx || leader->cpu != cpu ||
 		    !pevt_event_is_leader(leader) || !leader->attached)
 			goto err_locked;
+		ret = perm_check_group(leader);	/* limits: perm.c */
+		if (ret)
+			goto err_locked;
 		event->group_leader = leader;
 	}
 	ret = ctx_function_call(ctx, __pevt_install, event);
 	if (ret)
 		goto err_locked;
 	mutex_unlock(&ctx->mutex);
+	if (exec_locked)
+		up_read(&task->signal->exec_update_lock);
 	pevt_ctx_changed(ctx);
 
 	if (task)
@@ -1005,6 +1013,8 @@ err_fd:
 err_event:
 	pevt_event_free(event);
 err_task:
+	if (exec_locked)
+		up_read(&task->signal->exec_update_lock);
 	if (task)
 		put_task_struct(task);
 err_group:

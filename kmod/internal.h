@@ -72,6 +72,7 @@ struct file;
 struct task_struct;
 struct pevt_event;
 struct pevt_context;
+struct perm_user;
 
 #include "ring_buffer.h"
 
@@ -164,6 +165,7 @@ struct pevt_event {
 	wait_queue_head_t	waitq;		/* poll(): woken via the rb's irq_work */
 	struct rb_client	rb_client;	/* on rb->clients while rb is set */
 	void			*rot;		/* rotation.c private */
+	struct perm_user	*perm_user;	/* perm.c: per-uid charge, or NULL */
 };
 
 /**

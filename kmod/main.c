@@ -12,6 +12,7 @@
 #include "ring_buffer.h"
 #include "output.h"
 #include "pevt_sched.h"
+#include "perm.h"
 
 static int __init pevt_init(void)
 {
@@ -45,11 +46,16 @@ static int __init pevt_init(void)
 	ret = pevt_sched_init();
 	if (ret)
 		goto err_vsrc;
-	ret = pevt_chardev_init();
+	ret = perm_init();
 	if (ret)
 		goto err_sched;
+	ret = pevt_chardev_init();
+	if (ret)
+		goto err_perm;
 	return 0;
 
+err_perm:
+	perm_exit();
 err_sched:
 	pevt_sched_exit();
 err_vsrc:
@@ -72,6 +78,7 @@ err_vpmu:
 static void __exit pevt_exit(void)
 {
 	pevt_chardev_exit();
+	perm_exit();
 	pevt_sched_exit();
 	pevt_vpmu_src_exit();
 	pevt_sw_exit();

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -134,6 +135,42 @@ static inline int read_one(int fd, struct read_one *r)
 	memset(r, 0, sizeof(*r));
 	n = read(fd, r, sizeof(*r));
 	return n < 0 ? -1 : (int)n;
+}
+
+/*
+ * kernel.perf_event_paranoid: pevt follows it like perf_event_open(2)
+ * (Documentation/security.md).  Tests that open events as an
+ * unprivileged user set a level and restore the one they found.
+ */
+#define PERF_PARANOID_PATH	"/proc/sys/kernel/perf_event_paranoid"
+#define PARANOID_UNKNOWN	(-100)
+
+static inline int paranoid_get(void)
+{
+	char buf[16] = "";
+	int fd = open(PERF_PARANOID_PATH, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return PARANOID_UNKNOWN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : PARANOID_UNKNOWN;
+}
+
+/* 0, or -1 with errno. */
+static inline int paranoid_set(int level)
+{
+	char buf[16];
+	int fd = open(PERF_PARANOID_PATH, O_WRONLY | O_CLOEXEC);
+	int len = snprintf(buf, sizeof(buf), "%d\n", level);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, buf, len);
+	close(fd);
+	return n == len ? 0 : -1;
 }
 
 #endif /* PEVT_SELFTESTS_COMMON_H */

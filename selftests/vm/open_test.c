@@ -444,12 +444,20 @@ TEST_F(open, unknown_event_ioctl)
 	close(fd);
 }
 
-/* Like perf: own task always; others need the same uid; CPU needs CAP_PERFMON. */
+/*
+ * Like perf at paranoid 1: own task yes, another user's task no, CPU no
+ * (every level and case, against the stock syscall: perm_test).
+ */
 TEST_F(open, access_checks)
 {
-	pid_t child = fork();
+	int saved = paranoid_get();
+	pid_t child;
 	int status;
 
+	ASSERT_EQ(0, paranoid_set(1));
+	child = fork();
+	if (child < 0)
+		paranoid_set(saved);
 	ASSERT_LE(0, child);
 	if (child == 0) {
 		int dev, ok = 1;
@@ -472,6 +480,7 @@ TEST_F(open, access_checks)
 		_exit(ok ? 0 : 12);
 	}
 	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_EQ(0, paranoid_set(saved));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 }
