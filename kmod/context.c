@@ -323,6 +323,7 @@ struct pevt_context *ctx_get_task(struct task_struct *task)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		goto err_unlock;
+	atomic_inc(&pevt_nr_live_task_ctx);
 	get_task_struct(task);
 	pevt_ctx_init(ctx, -1, task);
 
@@ -354,6 +355,7 @@ err_tp:
 err_free:
 	put_task_struct(task);
 	kfree(ctx);
+	atomic_dec(&pevt_nr_live_task_ctx);
 err_unlock:
 	mutex_unlock(&pevt_task_mutex);
 	return ERR_PTR(ret);
@@ -398,6 +400,7 @@ void ctx_put(struct pevt_context *ctx)
 	put_task_struct(task);
 	/* A probe may still hold a pointer from its RCU hash walk. */
 	kfree_rcu(ctx, rcu);
+	atomic_dec(&pevt_nr_live_task_ctx);
 }
 
 static enum cpuhp_state pevt_cpuhp_state;

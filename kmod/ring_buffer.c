@@ -50,6 +50,9 @@ MODULE_PARM_DESC(mlock_kb, "per-CPU locked memory a user may map without CAP_IPC
 
 static struct workqueue_struct *rb_wq;
 
+/* Buffers allocated and not yet freed (debugfs pevt/stats). */
+atomic_t rb_nr_live = ATOMIC_INIT(0);
+
 static void rb_wakeup_fn(struct irq_work *work)
 {
 	struct pevt_rb *rb = container_of(work, struct pevt_rb, wakeup_work);
@@ -70,6 +73,7 @@ static void rb_free_work(struct work_struct *work)
 	irq_work_sync(&rb->wakeup_work);
 	vfree(rb->user_page);
 	kfree(rb);
+	atomic_dec(&rb_nr_live);
 }
 
 /**
@@ -111,6 +115,7 @@ struct pevt_rb *rb_alloc(unsigned long nr_pages, unsigned long watermark,
 	init_irq_work(&rb->wakeup_work, rb_wakeup_fn);
 	INIT_RCU_WORK(&rb->free_work, rb_free_work);
 	mutex_init(&rb->mmap_mutex);
+	atomic_inc(&rb_nr_live);
 
 	/* What perf_event_init_userpage() publishes. */
 	up->version = 0;

@@ -26,6 +26,8 @@
 struct vm_area_struct;
 struct user_struct;
 
+extern atomic_t rb_nr_live;	/* buffers alive (debugfs pevt/stats) */
+
 #define RB_WRITABLE	0x01	/* writable mapping: back-pressure, not overwrite */
 #define RB_SIZE_AT_END	0x02	/* every record ends with a u64 == header.size */
 
