@@ -34,6 +34,7 @@
 #include <linux/circ_buf.h>
 #include <linux/poll.h>
 #include <linux/log2.h>
+#include <linux/rcupdate.h>
 
 #include "ring_buffer.h"
 
@@ -161,11 +162,24 @@ void rb_put(struct pevt_rb *rb)
  * rb_attach() - have @client woken when @rb has data.
  * @rb: the buffer
  * @client: the waiter (embedded in an event)
+ *
+ * Process context, may sleep.
  */
 void rb_attach(struct pevt_rb *rb, struct rb_client *client)
 {
 	unsigned long flags;
 
+	/*
+	 * A client detached from another buffer may still be seen by that
+	 * buffer's wakeup irq_work walking its list under RCU: re-linking
+	 * the node into this list before a grace period would lead that
+	 * walker from our node onto this buffer's list head, which it would
+	 * take for a client (perf: ring_buffer_attach(), rcu_pending).
+	 */
+	if (client->rcu_pending) {
+		cond_synchronize_rcu(client->rcu_state);
+		client->rcu_pending = false;
+	}
 	spin_lock_irqsave(&rb->client_lock, flags);
 	list_add_rcu(&client->node, &rb->clients);
 	spin_unlock_irqrestore(&rb->client_lock, flags);
@@ -183,6 +197,8 @@ void rb_detach(struct pevt_rb *rb, struct rb_client *client)
 	spin_lock_irqsave(&rb->client_lock, flags);
 	list_del_rcu(&client->node);
 	spin_unlock_irqrestore(&rb->client_lock, flags);
+	client->rcu_state = get_state_synchronize_rcu();
+	client->rcu_pending = true;
 	/* Whoever polls this client next sees POLLHUP or a new buffer. */
 	wake_up_all(client->waitq);
 }

@@ -46,6 +46,8 @@ extern atomic_t rb_nr_live;	/* buffers alive (debugfs pevt/stats) */
 struct rb_client {
 	struct list_head	node;
 	wait_queue_head_t	*waitq;
+	unsigned long		rcu_state;	/* grace period cookie at detach */
+	bool			rcu_pending;	/* detached, grace period may not be over */
 };
 
 /**
