@@ -42,6 +42,7 @@
 
 #include "internal.h"
 #include "compat.h"
+#include "output.h"
 
 DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
 
@@ -163,10 +164,15 @@ static void pevt_probe_sched_exit(void *data, struct task_struct *task)
 	raw_spin_lock_irqsave(&pevt_task_hash_lock, flags);
 	ctx = task_ctx_lookup(task);
 	if (ctx) {
+		struct pevt_event *event;
+
 		raw_spin_lock(&ctx->lock);
 		if (ctx->active_cpu == smp_processor_id())
 			ctx_task_sched_out(this_cpu_ptr(&pevt_cpu_ctx), ctx);
-		ctx->dead = true;
+		WRITE_ONCE(ctx->dead, true);
+		/* perf_event_exit_event(): pollers see POLLHUP from now on. */
+		list_for_each_entry(event, &ctx->event_list, event_entry)
+			pevt_output_hup(event);
 		raw_spin_unlock(&ctx->lock);
 		hash_del_rcu(&ctx->hash_node);
 	}

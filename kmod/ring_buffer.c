@@ -215,6 +215,15 @@ __poll_t rb_poll(struct pevt_rb *rb)
 }
 
 /**
+ * rb_wakeup() - wake every client of @rb (from any context, via irq_work).
+ * @rb: the buffer
+ */
+void rb_wakeup(struct pevt_rb *rb)
+{
+	irq_work_queue(&rb->wakeup_work);
+}
+
+/**
  * rb_set_paused() - PERF_EVENT_IOC_PAUSE_OUTPUT.
  * @rb: the buffer
  * @paused: true to drop (and count) every record until unpaused

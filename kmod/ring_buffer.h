@@ -139,6 +139,7 @@ void rb_set_last_unmap(struct pevt_rb *rb,
 void rb_attach(struct pevt_rb *rb, struct rb_client *client);
 void rb_detach(struct pevt_rb *rb, struct rb_client *client);
 __poll_t rb_poll(struct pevt_rb *rb);
+void rb_wakeup(struct pevt_rb *rb);
 void rb_set_paused(struct pevt_rb *rb, bool paused);
 void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
 			 u64 running);
