@@ -326,7 +326,12 @@ static void *policy_fn(void *arg)
 	return NULL;
 }
 
-TEST(stress)
+/* Long runs (FUZZ_CALLS, STRESS_SECONDS) need more than the 30 s default. */
+FIXTURE(run) {};
+FIXTURE_SETUP(run) {}
+FIXTURE_TEARDOWN(run) {}
+
+TEST_F_TIMEOUT(run, stress, 3600)
 {
 	struct worker *w;
 	struct live_stats s;
