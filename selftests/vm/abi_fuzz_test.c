@@ -20,8 +20,8 @@
  * and after the run, with everything closed: the module's live-object
  * counters are 0 and the module unloads (then is loaded again).
  *
- * FUZZ_SEED=n repeats a run; FUZZ_CALLS=n sets its length (default 40000,
- * 10000 on the debug kernel).  Prints the seed, calls made and a histogram
+ * FUZZ_SEED=n repeats a run; FUZZ_CALLS=n sets its length (default 30000,
+ * 8000 on the debug kernel).  Prints the seed, calls made and a histogram
  * of the errnos seen per call kind.
  */
 #include <poll.h>
@@ -451,7 +451,7 @@ TEST_F_TIMEOUT(run, abi_fuzz, 3600)
 		f->seed = 1;
 	seed = f->seed;
 	calls = s_calls ? strtoul(s_calls, NULL, 0) :
-		(kern && !strcmp(kern, "debug") ? 10000 : 40000);
+		(kern && !strcmp(kern, "debug") ? 8000 : 30000);
 	printf("# abi_fuzz: FUZZ_SEED=%llu FUZZ_CALLS=%lu\n",
 	       (unsigned long long)f->seed, calls);
 	fflush(stdout);

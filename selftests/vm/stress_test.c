@@ -7,7 +7,7 @@
  * while another thread flips the scheduler policy between rotid and
  * classic, and task events are opened on short-lived children.
  *
- * Runs STRESS_SECONDS (default 15, 10 on the debug kernel).  Fails on any
+ * Runs STRESS_SECONDS (default 12, 10 on the debug kernel).  Fails on any
  * errno outside the list each operation may legitimately return, on a
  * stuck worker (watchdog: no progress for 30 s), or on live objects left
  * after everything is closed (debugfs pevt/stats).  Prints operations done
@@ -340,7 +340,7 @@ TEST_F_TIMEOUT(run, stress, 3600)
 	unsigned long ops[NR_OPS] = { 0 }, refused[NR_OPS] = { 0 };
 	const char *env = getenv("STRESS_SECONDS");
 	const char *kern = getenv("PEVT_KERNEL");
-	int secs = env ? atoi(env) : (kern && !strcmp(kern, "debug") ? 10 : 15);
+	int secs = env ? atoi(env) : (kern && !strcmp(kern, "debug") ? 10 : 12);
 	int stalled[NR_WORKERS] = { 0 };
 	char pol0[32] = "";
 	__u64 t0, t1;
