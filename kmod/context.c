@@ -45,6 +45,7 @@
 
 #include "internal.h"
 #include "compat.h"
+#include "output.h"
 #include "perm.h"
 
 DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
@@ -167,10 +168,15 @@ static void pevt_probe_sched_exit(void *data, struct task_struct *task)
 	raw_spin_lock_irqsave(&pevt_task_hash_lock, flags);
 	ctx = task_ctx_lookup(task);
 	if (ctx) {
+		struct pevt_event *event;
+
 		raw_spin_lock(&ctx->lock);
 		if (ctx->active_cpu == smp_processor_id())
 			ctx_task_sched_out(this_cpu_ptr(&pevt_cpu_ctx), ctx);
-		ctx->dead = true;
+		WRITE_ONCE(ctx->dead, true);
+		/* perf_event_exit_event(): pollers see POLLHUP from now on. */
+		list_for_each_entry(event, &ctx->event_list, event_entry)
+			pevt_output_hup(event);
 		raw_spin_unlock(&ctx->lock);
 		hash_del_rcu(&ctx->hash_node);
 	}
@@ -336,6 +342,7 @@ struct pevt_context *ctx_get_task(struct task_struct *task)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		goto err_unlock;
+	atomic_inc(&pevt_nr_live_task_ctx);
 	get_task_struct(task);
 	pevt_ctx_init(ctx, -1, task);
 
@@ -367,6 +374,7 @@ err_tp:
 err_free:
 	put_task_struct(task);
 	kfree(ctx);
+	atomic_dec(&pevt_nr_live_task_ctx);
 err_unlock:
 	mutex_unlock(&pevt_task_mutex);
 	return ERR_PTR(ret);
@@ -411,6 +419,7 @@ void ctx_put(struct pevt_context *ctx)
 	put_task_struct(task);
 	/* A probe may still hold a pointer from its RCU hash walk. */
 	kfree_rcu(ctx, rcu);
+	atomic_dec(&pevt_nr_live_task_ctx);
 }
 
 static enum cpuhp_state pevt_cpuhp_state;

@@ -5,6 +5,7 @@
  */
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
+#include <linux/debugfs.h>
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -14,6 +15,7 @@
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/uaccess.h>
@@ -30,6 +32,10 @@ static DEFINE_MUTEX(pevt_sources_mutex);
 static atomic64_t pevt_event_id_seq = ATOMIC64_INIT(0);
 
 static const struct file_operations pevt_event_fops;
+
+/* Live objects, shown in debugfs pevt/stats: leak checks in selftests. */
+atomic_t pevt_nr_live_events = ATOMIC_INIT(0);
+atomic_t pevt_nr_live_task_ctx = ATOMIC_INIT(0);
 
 /**
  * pevt_source_register() - make a source available to PEVT_IOC_OPEN.
@@ -741,6 +747,7 @@ static void pevt_event_free(struct pevt_event *event)
 		ctx_put(event->ctx);
 	perm_uncharge(event->perm_user);
 	kfree(event);
+	atomic_dec(&pevt_nr_live_events);
 }
 
 static int pevt_event_release(struct inode *inode, struct file *file)
@@ -928,6 +935,7 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		ret = -ENOMEM;
 		goto err_task;
 	}
+	atomic_inc(&pevt_nr_live_events);
 	event->attr = *attr;
 	event->cpu = cpu;
 	event->id = atomic64_inc_return(&pevt_event_id_seq);
@@ -1055,13 +1063,31 @@ void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task)
 	ctx->active_cpu = task ? -1 : cpu;
 }
 
+/*
+ * debugfs pevt/stats: objects alive now.  After every event fd is closed
+ * and every mapping gone, all must drop back to 0 (buffers and task
+ * contexts after an RCU grace period).
+ */
+static struct dentry *pevt_dbg_dir;
+
+static int pevt_stats_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "events %d\n", atomic_read(&pevt_nr_live_events));
+	seq_printf(m, "task_contexts %d\n", atomic_read(&pevt_nr_live_task_ctx));
+	seq_printf(m, "buffers %d\n", atomic_read(&rb_nr_live));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pevt_stats);
+
 /**
- * pevt_core_init() - nothing to set up yet; kept for symmetry.
+ * pevt_core_init() - create debugfs pevt/stats.
  *
- * Return: 0.
+ * Return: 0 (debugfs is optional).
  */
 int pevt_core_init(void)
 {
+	pevt_dbg_dir = debugfs_create_dir("pevt", NULL);
+	debugfs_create_file("stats", 0444, pevt_dbg_dir, NULL, &pevt_stats_fops);
 	return 0;
 }
 
@@ -1070,4 +1096,5 @@ int pevt_core_init(void)
  */
 void pevt_core_exit(void)
 {
+	debugfs_remove_recursive(pevt_dbg_dir);
 }

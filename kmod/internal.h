@@ -221,6 +221,8 @@ static inline bool pevt_event_is_leader(const struct pevt_event *event)
 	list_for_each_entry(sibling, &(leader)->sibling_list, group_entry)
 
 /* core.c */
+extern atomic_t pevt_nr_live_events;		/* debugfs pevt/stats */
+extern atomic_t pevt_nr_live_task_ctx;
 int pevt_source_register(struct pevt_source_ops *src);
 void pevt_source_unregister(struct pevt_source_ops *src);
 int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,

@@ -533,7 +533,8 @@ int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
  * @wait: the poll table
  *
  * Return: EPOLLIN|EPOLLRDNORM after a wakeup (wakeup_events or watermark),
- * EPOLLHUP when the event has no buffer.
+ * EPOLLHUP when the event has no buffer or its task has exited (perf's
+ * is_event_hup()).
  */
 __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 			  poll_table *wait)
@@ -544,10 +545,32 @@ __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 	poll_wait(file, &event->waitq, wait);
 	rcu_read_lock();
 	rb = out_rb(event);
-	if (rb)
+	if (rb) {
 		events = rb_poll(rb);
+		/* Pairs with the wakeup after ctx->dead in the exit probe. */
+		if (READ_ONCE(event->ctx->dead))
+			events |= EPOLLHUP;
+	}
 	rcu_read_unlock();
 	return events;
+}
+
+/**
+ * pevt_output_hup() - the event's task exited: wake its pollers.
+ * @event: the event, its context already marked dead
+ *
+ * Any context (the exit probe calls it under ctx->lock): the wakeup goes
+ * through the buffer's irq_work.
+ */
+void pevt_output_hup(struct pevt_event *event)
+{
+	struct pevt_rb *rb;
+
+	rcu_read_lock();
+	rb = out_rb(event);
+	if (rb)
+		rb_wakeup(rb);
+	rcu_read_unlock();
 }
 
 static long out_set_output(struct pevt_event *event, int fd)

@@ -34,6 +34,7 @@
 #include <linux/circ_buf.h>
 #include <linux/poll.h>
 #include <linux/log2.h>
+#include <linux/rcupdate.h>
 
 #include "ring_buffer.h"
 
@@ -49,6 +50,9 @@ MODULE_PARM_DESC(mlock_kb, "per-CPU locked memory a user may map without CAP_IPC
 #define RB_MAX_PAGES	(1UL << 16)
 
 static struct workqueue_struct *rb_wq;
+
+/* Buffers allocated and not yet freed (debugfs pevt/stats). */
+atomic_t rb_nr_live = ATOMIC_INIT(0);
 
 static void rb_wakeup_fn(struct irq_work *work)
 {
@@ -70,6 +74,7 @@ static void rb_free_work(struct work_struct *work)
 	irq_work_sync(&rb->wakeup_work);
 	vfree(rb->user_page);
 	kfree(rb);
+	atomic_dec(&rb_nr_live);
 }
 
 /**
@@ -111,6 +116,7 @@ struct pevt_rb *rb_alloc(unsigned long nr_pages, unsigned long watermark,
 	init_irq_work(&rb->wakeup_work, rb_wakeup_fn);
 	INIT_RCU_WORK(&rb->free_work, rb_free_work);
 	mutex_init(&rb->mmap_mutex);
+	atomic_inc(&rb_nr_live);
 
 	/* What perf_event_init_userpage() publishes. */
 	up->version = 0;
@@ -156,11 +162,24 @@ void rb_put(struct pevt_rb *rb)
  * rb_attach() - have @client woken when @rb has data.
  * @rb: the buffer
  * @client: the waiter (embedded in an event)
+ *
+ * Process context, may sleep.
  */
 void rb_attach(struct pevt_rb *rb, struct rb_client *client)
 {
 	unsigned long flags;
 
+	/*
+	 * A client detached from another buffer may still be seen by that
+	 * buffer's wakeup irq_work walking its list under RCU: re-linking
+	 * the node into this list before a grace period would lead that
+	 * walker from our node onto this buffer's list head, which it would
+	 * take for a client (perf: ring_buffer_attach(), rcu_pending).
+	 */
+	if (client->rcu_pending) {
+		cond_synchronize_rcu(client->rcu_state);
+		client->rcu_pending = false;
+	}
 	spin_lock_irqsave(&rb->client_lock, flags);
 	list_add_rcu(&client->node, &rb->clients);
 	spin_unlock_irqrestore(&rb->client_lock, flags);
@@ -178,6 +197,8 @@ void rb_detach(struct pevt_rb *rb, struct rb_client *client)
 	spin_lock_irqsave(&rb->client_lock, flags);
 	list_del_rcu(&client->node);
 	spin_unlock_irqrestore(&rb->client_lock, flags);
+	client->rcu_state = get_state_synchronize_rcu();
+	client->rcu_pending = true;
 	/* Whoever polls this client next sees POLLHUP or a new buffer. */
 	wake_up_all(client->waitq);
 }
@@ -191,6 +212,15 @@ void rb_detach(struct pevt_rb *rb, struct rb_client *client)
 __poll_t rb_poll(struct pevt_rb *rb)
 {
 	return atomic_xchg(&rb->poll, 0);
+}
+
+/**
+ * rb_wakeup() - wake every client of @rb (from any context, via irq_work).
+ * @rb: the buffer
+ */
+void rb_wakeup(struct pevt_rb *rb)
+{
+	irq_work_queue(&rb->wakeup_work);
 }
 
 /**

@@ -26,6 +26,8 @@
 struct vm_area_struct;
 struct user_struct;
 
+extern atomic_t rb_nr_live;	/* buffers alive (debugfs pevt/stats) */
+
 #define RB_WRITABLE	0x01	/* writable mapping: back-pressure, not overwrite */
 #define RB_SIZE_AT_END	0x02	/* every record ends with a u64 == header.size */
 
@@ -44,6 +46,8 @@ struct user_struct;
 struct rb_client {
 	struct list_head	node;
 	wait_queue_head_t	*waitq;
+	unsigned long		rcu_state;	/* grace period cookie at detach */
+	bool			rcu_pending;	/* detached, grace period may not be over */
 };
 
 /**
@@ -135,6 +139,7 @@ void rb_set_last_unmap(struct pevt_rb *rb,
 void rb_attach(struct pevt_rb *rb, struct rb_client *client);
 void rb_detach(struct pevt_rb *rb, struct rb_client *client);
 __poll_t rb_poll(struct pevt_rb *rb);
+void rb_wakeup(struct pevt_rb *rb);
 void rb_set_paused(struct pevt_rb *rb, bool paused);
 void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
 			 u64 running);
