@@ -41,8 +41,13 @@ static int vsrc_init(struct pevt_event *event)
 	mask = vpmu_valid_mask(attr->config1);
 	if (!mask || (attr->config1 & ~vpmu_valid_mask(0)))
 		return -EINVAL;
-	if (attr->sample_period && !attr->freq)
-		return -EOPNOTSUPP;	/* counting only for now */
+	/*
+	 * Counting only through /dev/pevt: sample_period and sample_freq
+	 * share a field, so this refuses period and freq sampling alike
+	 * (freq used to slip through and then never sampled).
+	 */
+	if (attr->sample_period)
+		return -EOPNOTSUPP;
 
 	v = kzalloc(sizeof(*v), GFP_KERNEL);
 	if (!v)
