@@ -4,7 +4,8 @@
  *
  * Policy rotid (default): the groups of this CPU's context and of the task
  * context active on it are planned together by rot_plan() (rotation.c).
- * The plan is cached per CPU together with a key: the (event id, enabled
+ * The plan is cached per CPU (and up to SCHED_SAVED more, one per pair met
+ * before, see sched_find_saved()) together with a key: the (event id, enabled
  * member count, flags) of every enabled group of the pair, in list order.
  * Whoever schedules compares the current groups against the key (ids are
  * unique for the module's lifetime, so a freed and reallocated event can
@@ -50,6 +51,12 @@
 
 #define SCHED_MAX_GROUPS	64
 #define SCHED_MAX_MASKS		256
+/*
+ * Plans kept per CPU besides the current one, for other (CPU ctx, task ctx)
+ * pairs met on this CPU: a switch back to one of them swaps its plan in
+ * instead of planning.  Least recently used goes first.
+ */
+#define SCHED_SAVED		7
 
 enum sched_policy { SCHED_ROTID = 0, SCHED_CLASSIC = 1 };
 
@@ -61,6 +68,18 @@ struct sched_key {
 	u64	id;		/* leader's event id */
 	u16	nr_members;	/* enabled members needing a slot */
 	u8	flags;		/* ROT_F_* */
+};
+
+/* A plan of another pair, parked: what sched_rotid() needs to resume it. */
+struct sched_saved {
+	bool			valid;
+	struct pevt_context	*tctx;
+	u32			nr;
+	u32			r;
+	u64			used;	/* sc->plans + hits when last current */
+	struct sched_key	key[SCHED_MAX_GROUPS];
+	struct rot_plan		plan;	/* points into ws */
+	void			*ws;
 };
 
 struct sched_cpu {
@@ -82,6 +101,8 @@ struct sched_cpu {
 	u32			r;
 	u64			ticks;	/* rotation switches done */
 	u64			plans;	/* rot_plan() runs */
+	u64			hits;	/* key changes served by a saved plan */
+	struct sched_saved	saved[SCHED_SAVED];
 	/* Scratch, valid inside one critical section only. */
 	struct sched_key	nkey[SCHED_MAX_GROUPS];
 	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
@@ -211,6 +232,78 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 	}
 }
 
+/* Exchange the current plan with @sv (slock held). */
+static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
+{
+	struct sched_saved cur;
+
+	/* The plan's arrays live in its workspace: they move together. */
+	cur.valid = sc->valid;
+	cur.tctx = sc->tctx;
+	cur.nr = sc->nr;
+	cur.r = sc->r;
+	cur.used = sc->plans + sc->hits;
+	memcpy(cur.key, sc->key, sc->nr * sizeof(sc->key[0]));
+	cur.plan = sc->plan;
+	cur.ws = sc->ws;
+
+	sc->valid = sv->valid;
+	sc->tctx = sv->tctx;
+	sc->nr = sv->nr;
+	sc->r = sv->r;
+	memcpy(sc->key, sv->key, sv->nr * sizeof(sc->key[0]));
+	sc->plan = sv->plan;
+	sc->ws = sv->ws;
+
+	sv->valid = cur.valid;
+	sv->tctx = cur.tctx;
+	sv->nr = cur.nr;
+	sv->r = cur.r;
+	sv->used = cur.used;
+	memcpy(sv->key, cur.key, cur.nr * sizeof(cur.key[0]));
+	sv->plan = cur.plan;
+	sv->ws = cur.ws;
+}
+
+/*
+ * The event set of this CPU's pair is nkey[0..n): swap in a saved plan
+ * made for exactly these groups (true), or park the current plan in the
+ * least recently used place so the caller can plan into a free workspace
+ * (false).  slock held.
+ */
+static bool sched_find_saved(struct sched_cpu *sc, u32 n)
+{
+	struct sched_saved *lru = &sc->saved[0];
+	u32 i, g;
+
+	for (i = 0; i < SCHED_SAVED; i++) {
+		struct sched_saved *sv = &sc->saved[i];
+		bool same = sv->valid && sv->nr == n;
+
+		for (g = 0; same && g < n; g++)
+			same = sched_key_eq(&sv->key[g], &sc->nkey[g]);
+		if (same) {
+			sched_swap_saved(sc, sv);
+			return true;
+		}
+		if (!sv->valid || (lru->valid && sv->used < lru->used))
+			lru = sv;
+	}
+	if (sc->valid)
+		sched_swap_saved(sc, lru);	/* lru's workspace becomes ours */
+	return false;
+}
+
+/* Forget every plan of this CPU (policy change).  slock held. */
+static void sched_forget(struct sched_cpu *sc)
+{
+	u32 i;
+
+	sc->valid = false;
+	for (i = 0; i < SCHED_SAVED; i++)
+		sc->saved[i].valid = false;
+}
+
 /*
  * Plan if the key changed, advance the rotation if asked, and reschedule
  * the flexible groups of both contexts.  Both ctx locks held, times
@@ -236,7 +329,13 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
-	if (!same) {
+	if (!same && sched_find_saved(sc, n)) {
+		/* A pair met before: its plan, continuing its cycle. */
+		sc->hits++;
+		sc->tctx = tctx;
+		if (sc->plan.nr_rotations)
+			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+	} else if (!same) {
 		in.groups = sc->groups;
 		in.nr_groups = n;
 		in.nr_counters = vpmu_nr_counters();
@@ -248,9 +347,9 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		if (!sc->valid)
 			sc->overflow = true;
 		/*
-		 * Continue the cycle rather than restart at 0: a task that
-		 * keeps leaving and coming back replans each time (one cached
-		 * pair per CPU), and restarting would favour rotation 0.
+		 * Continue the cycle rather than restart at 0: a pair that
+		 * fell out of the saved plans replans when it comes back, and
+		 * restarting would favour rotation 0.
 		 */
 		if (sc->valid && sc->plan.nr_rotations)
 			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
@@ -415,9 +514,9 @@ static void sched_replan_ipi(void *info)
 
 	if (sc->in_tick)
 		return;
-	if (info) {	/* policy change: forget the plan */
+	if (info) {	/* policy change: forget the plans */
 		raw_spin_lock(&sc->slock);
-		sc->valid = false;
+		sched_forget(sc);
 		raw_spin_unlock(&sc->slock);
 	}
 	if (sched_pass(sc, false))
@@ -616,16 +715,17 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->r = sc->r;
 		snap->ticks = sc->ticks;
 		snap->plans = sc->plans;
+		snap->hits = sc->hits;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[g];
 			runs[g] = sc->plan.nr_runs[g];
 		}
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
-			   snap->plans, snap->valid ? snap->nr : 0);
+			   snap->plans, snap->valid ? snap->nr : 0, snap->hits);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,
@@ -650,7 +750,7 @@ DEFINE_SHOW_ATTRIBUTE(sched_dbg);
 int pevt_sched_init(void)
 {
 	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS, vpmu_nr_counters());
-	int cpu;
+	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
 		struct sched_cpu *sc = kvzalloc(sizeof(*sc), GFP_KERNEL);
@@ -665,6 +765,11 @@ int pevt_sched_init(void)
 		if (!sc->ws)
 			goto err;
 		sc->ws_size = ws;
+		for (i = 0; i < SCHED_SAVED; i++) {
+			sc->saved[i].ws = kvzalloc(ws, GFP_KERNEL);
+			if (!sc->saved[i].ws)
+				goto err;
+		}
 	}
 	sched_dbg_dir = debugfs_create_dir("pevt_sched", NULL);
 	debugfs_create_file("plan", 0444, sched_dbg_dir, NULL, &sched_dbg_fops);
@@ -674,8 +779,11 @@ err:
 	for_each_possible_cpu(cpu) {
 		struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
 
-		if (sc)
+		if (sc) {
 			kvfree(sc->ws);
+			for (i = 0; i < SCHED_SAVED; i++)
+				kvfree(sc->saved[i].ws);
+		}
 		kvfree(sc);
 		per_cpu(sched_cpus, cpu) = NULL;
 	}
@@ -689,7 +797,7 @@ err:
  */
 void pevt_sched_exit(void)
 {
-	int cpu;
+	int cpu, i;
 
 	WRITE_ONCE(sched_ready, false);
 	debugfs_remove_recursive(sched_dbg_dir);
@@ -700,6 +808,8 @@ void pevt_sched_exit(void)
 			continue;
 		hrtimer_cancel(&sc->timer);
 		kvfree(sc->ws);
+		for (i = 0; i < SCHED_SAVED; i++)
+			kvfree(sc->saved[i].ws);
 		kvfree(sc);
 		per_cpu(sched_cpus, cpu) = NULL;
 	}

@@ -98,7 +98,7 @@ struct scen {
 /* The plan of CPU as the debugfs file shows it. */
 struct plan_info {
 	int found, valid, R, r, groups;
-	long long ticks, plans;
+	long long ticks, plans, hits;
 	char state[MAXG * 4][16];
 };
 
@@ -115,13 +115,16 @@ static int read_plan(int cpu, struct plan_info *p)
 		int c, v, o, gi;
 		char pol[16], st[16];
 
-		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d",
+		long long hits;
+
+		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld",
 			   &c, pol, &v, &o, &p->R, &p->r, &p->ticks, &p->plans,
-			   &p->groups) == 9) {
+			   &p->groups, &hits) == 10) {
 			in = c == cpu;
 			if (in) {
 				p->found = 1;
 				p->valid = v;
+				p->hits = hits;
 			}
 			continue;
 		}
@@ -464,6 +467,86 @@ TEST_F(sched, constraint_conflict)
 	EXPECT_LE((double)s.running[0] + s.running[1],
 		  1.01 * (double)s.enabled[0] + NSEC_PER_MSEC);
 	check_shares(_metadata, variant, &s, target);
+}
+
+/* Ping-pong partner pinned to CPU: read a byte, write it back, forever. */
+static pid_t pong_child(int rfd, int wfd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char c;
+
+		pin_to_cpu(CPU);
+		while (read(rfd, &c, 1) == 1 && write(wfd, &c, 1) == 1)
+			;
+		_exit(0);
+	}
+	return pid;
+}
+
+static int open_vpmu_on(int dev, pid_t pid, int cpu)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = read_long(VPMU_SYSFS "/type");
+	a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return pevt_open(dev, &a, pid, cpu, -1, 0);
+}
+
+/*
+ * Plans are cached per (CPU ctx, task ctx) pair: two monitored tasks
+ * taking turns on one CPU (pipe ping-pong) plan once per pair, then every
+ * switch back to a pair swaps its saved plan in.  With one plan per CPU
+ * every switch re-planned.
+ */
+TEST(pair_cache)
+{
+	int p1[2], p2[2], fd[5], dev, i, n = 0;
+	struct plan_info a, b;
+	pid_t x, y;
+	__u64 t0;
+	char c = 'x';
+
+	ASSERT_EQ(0, write_str(PARAMS "/policy", "rotid"));
+	ASSERT_EQ(0, pipe(p1));
+	ASSERT_EQ(0, pipe(p2));
+	x = pong_child(p1[0], p2[1]);	/* x: p1 -> p2 */
+	y = pong_child(p2[0], p1[1]);	/* y: p2 -> p1 */
+	ASSERT_LT(0, x);
+	ASSERT_LT(0, y);
+	dev = pevt_dev_open();
+	ASSERT_LE(0, dev);
+	/* 1 CPU group + 2 groups per task on 2 slots: R > 1 for each pair. */
+	fd[n++] = open_vpmu_on(dev, -1, CPU);
+	for (i = 0; i < 2; i++) {
+		fd[n++] = open_vpmu_on(dev, x, -1);
+		fd[n++] = open_vpmu_on(dev, y, -1);
+	}
+	for (i = 0; i < n; i++)
+		ASSERT_LE(0, fd[i]) TH_LOG("open %d: %s", i, strerror(errno));
+	ASSERT_EQ(1, write(p1[1], &c, 1));	/* start the ball */
+	sleep_ns(NSEC_PER_SEC / 2);		/* every pair met once */
+	ASSERT_EQ(0, read_plan(CPU, &a));
+	t0 = ts_ns(CLOCK_MONOTONIC);
+	sleep_ns(NSEC_PER_SEC);
+	ASSERT_EQ(0, read_plan(CPU, &b));
+	TH_LOG("in %.2f s: plans %lld -> %lld, saved-plan hits %lld -> %lld",
+	       (ts_ns(CLOCK_MONOTONIC) - t0) / 1e9, a.plans, b.plans, a.hits, b.hits);
+	/* x's pair, y's pair, the CPU alone (idle): all saved by now */
+	EXPECT_LE(b.plans - a.plans, 2);
+	EXPECT_LE(100, b.hits - a.hits) TH_LOG("the tasks hardly switched?");
+	for (i = 0; i < n; i++)
+		close(fd[i]);
+	close(dev);
+	kill(x, SIGKILL);
+	kill(y, SIGKILL);
+	waitpid(x, NULL, 0);
+	waitpid(y, NULL, 0);
+	close(p1[0]); close(p1[1]); close(p2[0]); close(p2[1]);
 }
 
 /*
