@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers for the lifetime, hotplug, stress and fuzz tests: the module's
- * live-object counters (debugfs pevt/stats), module unload/reload, sysfs
- * numbers, CPU online control.
+ * VM test helpers beyond common.h: the module's live-object counters
+ * (debugfs pevt/stats), module unload/reload, sysfs numbers and strings,
+ * CPU online control.
  */
 #ifndef PEVT_SELFTESTS_LIVE_STATS_H
 #define PEVT_SELFTESTS_LIVE_STATS_H

@@ -23,6 +23,7 @@
 
 #include "kselftest_harness.h"
 #include "../common.h"
+#include "../live_stats.h"
 
 #define VPMU_SYSFS	"/sys/bus/event_source/devices/pevt_vpmu"
 #define PARAMS		"/sys/module/pevt/parameters"
@@ -31,31 +32,6 @@
 #define NTHREADS	3
 #define NFDS		8
 #define RUN_S		20
-
-static long read_long(const char *path)
-{
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 static int reload(const char *params)
 {

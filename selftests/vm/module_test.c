@@ -11,24 +11,7 @@
 
 #include "kselftest_harness.h"
 #include "common.h"
-
-static int unload(void)
-{
-	return syscall(__NR_delete_module, "pevt", O_NONBLOCK);
-}
-
-static int load(void)
-{
-	const char *ko = getenv("PEVT_KO") ? getenv("PEVT_KO") : "/pevt.ko";
-	int fd = open(ko, O_RDONLY | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -1;
-	ret = syscall(__NR_finit_module, fd, "", 0);
-	close(fd);
-	return ret;
-}
+#include "live_stats.h"
 
 static int is_loaded(void)
 {
@@ -92,14 +75,14 @@ TEST(reload_three_times)
 	int i;
 
 	if (!is_loaded())
-		ASSERT_EQ(0, load());
+		ASSERT_EQ(0, mod_load());
 	for (i = 0; i < 3; i++) {
 		use_events(_metadata);
-		ASSERT_EQ(0, unload()) TH_LOG("round %d: rmmod: %s", i,
+		ASSERT_EQ(0, mod_unload()) TH_LOG("round %d: rmmod: %s", i,
 					      strerror(errno));
 		ASSERT_FALSE(is_loaded());
 		ASSERT_EQ(-1, access(PEVT_DEVICE_PATH, F_OK));
-		ASSERT_EQ(0, load()) TH_LOG("round %d: insmod: %s", i,
+		ASSERT_EQ(0, mod_load()) TH_LOG("round %d: insmod: %s", i,
 					    strerror(errno));
 		ASSERT_TRUE(is_loaded());
 	}
@@ -112,7 +95,7 @@ TEST(rmmod_refused_while_event_open)
 	int dev, fd;
 
 	if (!is_loaded())
-		ASSERT_EQ(0, load());
+		ASSERT_EQ(0, mod_load());
 	dev = pevt_dev_open();
 	ASSERT_LE(0, dev);
 	pevt_attr_clock(&attr, PERF_COUNT_SW_CPU_CLOCK, 0, 0);
@@ -120,17 +103,17 @@ TEST(rmmod_refused_while_event_open)
 	ASSERT_LE(0, fd);
 
 	/* the device fd alone holds the module */
-	ASSERT_EQ(-1, unload());
+	ASSERT_EQ(-1, mod_unload());
 	ASSERT_EQ(EWOULDBLOCK, errno);
 	/* and so does the event fd once the device is closed */
 	close(dev);
-	ASSERT_EQ(-1, unload());
+	ASSERT_EQ(-1, mod_unload());
 	ASSERT_EQ(EWOULDBLOCK, errno);
 	ASSERT_TRUE(is_loaded());
 
 	close(fd);
-	ASSERT_EQ(0, unload()) TH_LOG("rmmod after close: %s", strerror(errno));
-	ASSERT_EQ(0, load());
+	ASSERT_EQ(0, mod_unload()) TH_LOG("rmmod after close: %s", strerror(errno));
+	ASSERT_EQ(0, mod_load());
 }
 
 /* A CPU event and a task event of a child that outlives nothing: the
@@ -144,7 +127,7 @@ TEST(unload_after_task_exit)
 	char c;
 
 	if (!is_loaded())
-		ASSERT_EQ(0, load());
+		ASSERT_EQ(0, mod_load());
 	dev = pevt_dev_open();
 	ASSERT_LE(0, dev);
 	pevt_attr_clock(&attr, PERF_COUNT_SW_TASK_CLOCK, 0, 0);
@@ -164,10 +147,10 @@ TEST(unload_after_task_exit)
 	close(go[0]);
 	close(go[1]);
 	close(dev);
-	ASSERT_EQ(-1, unload());
+	ASSERT_EQ(-1, mod_unload());
 	close(fd);
-	ASSERT_EQ(0, unload());
-	ASSERT_EQ(0, load());
+	ASSERT_EQ(0, mod_unload());
+	ASSERT_EQ(0, mod_load());
 }
 
 TEST_HARNESS_MAIN

@@ -24,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "../common.h"
+#include "../live_stats.h"
 
 #define VPMU_SYSFS	"/sys/bus/event_source/devices/pevt_vpmu"
 #define PARAMS		"/sys/module/pevt/parameters"
@@ -31,33 +32,6 @@
 #define CPU		1
 #define RUN_NS		(3 * NSEC_PER_SEC)	/* 2 s: ±3 points missed under host load */
 #define MAXG		8
-
-static long read_long(const char *path)
-{
-	char buf[64];
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	(void)buf;
-	return v;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 static int reload(const char *params)
 {
