@@ -179,7 +179,7 @@ int pevt_scenario__parse(struct pevt_scenario *sc, const char *text,
 {
 	struct pctx p = { .file = file, .line = 0, .err = err, .errsz = errsz };
 	const char *s = text;
-	int ret = 0, i, pinned_slots = 0;
+	int ret = 0, i;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->slots = 2;
@@ -210,13 +210,10 @@ int pevt_scenario__parse(struct pevt_scenario *sc, const char *text,
 			return fail(&p, "group needs %d slots, the scenario has %d", need, sc->slots);
 		if (g->mask && (sc->slots < 64 && (g->mask >> sc->slots)))
 			return fail(&p, "mask 0x%llx names slots beyond %d", (unsigned long long)g->mask, sc->slots);
-		if (g->pinned)
-			pinned_slots += need;
 	}
 	p.line = 0;
 	if (!sc->nr_groups)
 		return fail(&p, "no group");
-	(void)pinned_slots;	/* pinned overcommit is a legal scenario (ERROR state) */
 	return 0;
 }
 
