@@ -235,34 +235,18 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 /* Exchange the current plan with @sv (slock held). */
 static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 {
-	struct sched_saved cur;
+	u32 g, n = max(sc->nr, sv->nr);
 
+	for (g = 0; g < n; g++)
+		swap(sc->key[g], sv->key[g]);
+	swap(sc->valid, sv->valid);
+	swap(sc->tctx, sv->tctx);
+	swap(sc->nr, sv->nr);
+	swap(sc->r, sv->r);
 	/* The plan's arrays live in its workspace: they move together. */
-	cur.valid = sc->valid;
-	cur.tctx = sc->tctx;
-	cur.nr = sc->nr;
-	cur.r = sc->r;
-	cur.used = sc->plans + sc->hits;
-	memcpy(cur.key, sc->key, sc->nr * sizeof(sc->key[0]));
-	cur.plan = sc->plan;
-	cur.ws = sc->ws;
-
-	sc->valid = sv->valid;
-	sc->tctx = sv->tctx;
-	sc->nr = sv->nr;
-	sc->r = sv->r;
-	memcpy(sc->key, sv->key, sv->nr * sizeof(sc->key[0]));
-	sc->plan = sv->plan;
-	sc->ws = sv->ws;
-
-	sv->valid = cur.valid;
-	sv->tctx = cur.tctx;
-	sv->nr = cur.nr;
-	sv->r = cur.r;
-	sv->used = cur.used;
-	memcpy(sv->key, cur.key, cur.nr * sizeof(cur.key[0]));
-	sv->plan = cur.plan;
-	sv->ws = cur.ws;
+	swap(sc->plan, sv->plan);
+	swap(sc->ws, sv->ws);
+	sv->used = sc->plans + sc->hits;
 }
 
 /*
