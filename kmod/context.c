@@ -44,6 +44,7 @@
 #include <linux/workqueue.h>
 
 #include "internal.h"
+#include "pevt_sched.h"
 #include "compat.h"
 #include "output.h"
 #include "perm.h"
@@ -108,6 +109,7 @@ void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx
 	}
 	raw_spin_lock(&cctx->lock);	/* nests inside the task ctx lock */
 	pevt_update_context_time(cctx);
+	sched_task_switch_in(cctx, ctx);	/* rotid: a parked plan of this pair */
 	ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
 	ctx_sched_in(ctx, PEVT_EVENT_PINNED);
 	ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
@@ -189,6 +191,12 @@ static void pevt_probe_sched_exec(void *data, struct task_struct *task,
 {
 	if (perm_exec_detach(task))
 		pevt_probe_sched_exit(data, task);
+}
+
+/* The switch probe's address, for the bench instrument (probe.c). */
+void *pevt_context_switch_fn(void)
+{
+	return pevt_probe_sched_switch;
 }
 
 static struct pevt_tp {

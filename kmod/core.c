@@ -1091,6 +1091,12 @@ int pevt_core_init(void)
 	return 0;
 }
 
+/* The debugfs directory "pevt" (NULL or an error pointer without debugfs). */
+struct dentry *pevt_debugfs_dir(void)
+{
+	return pevt_dbg_dir;
+}
+
 /**
  * pevt_core_exit() - counterpart of pevt_core_init().
  */

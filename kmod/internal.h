@@ -239,6 +239,12 @@ void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type);
 void pevt_ctx_changed(struct pevt_context *ctx);
 int pevt_core_init(void);
 void pevt_core_exit(void);
+struct dentry *pevt_debugfs_dir(void);
+
+/* probe.c: the bench instrument (debugfs pevt/probes) */
+void pevt_probe_init(struct dentry *dir);
+void pevt_probe_exit(void);
+void *pevt_context_switch_fn(void);	/* context.c */
 
 typedef int (*pevt_ctx_fn)(struct pevt_context *ctx, void *data, bool active);
 int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data);

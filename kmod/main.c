@@ -52,6 +52,7 @@ static int __init pevt_init(void)
 	ret = pevt_chardev_init();
 	if (ret)
 		goto err_perm;
+	pevt_probe_init(pevt_debugfs_dir());	/* bench instrument, unarmed */
 	return 0;
 
 err_perm:
@@ -77,6 +78,7 @@ err_vpmu:
 
 static void __exit pevt_exit(void)
 {
+	pevt_probe_exit();
 	pevt_chardev_exit();
 	perm_exit();
 	pevt_sched_exit();

@@ -17,8 +17,10 @@ struct pevt_event;
 bool sched_ctx_flexible_in(struct pevt_context *ctx);
 void sched_rotation_needed(void);
 void sched_ctx_changed(struct pevt_context *ctx);
+void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx);
 
 int pevt_sched_init(void);
+void *pevt_sched_tick_fn(void);	/* for the bench instrument (probe.c) */
 void pevt_sched_exit(void);
 
 /* vpmu_src.c */

@@ -19,8 +19,10 @@
  *  - from process context when the event set changes (pevt_ctx_changed()
  *    -> sched_ctx_changed() -> IPI to the CPU where the context is active),
  *  - by the hrtimer when a context switch met a cache miss: the switch
- *    itself never plans; it schedules greedily (perf's pass) and kicks
- *    the timer with zero delay, which plans and applies rotation 0.
+ *    itself never plans (it may swap in a plan parked for the incoming
+ *    pair, sched_task_switch_in()); on a miss it schedules greedily
+ *    (perf's pass) and kicks the timer with zero delay, which plans and
+ *    applies rotation 0.
  * The tick (hrtimer, mux_interval_ms) only switches rotation r out and
  * r + 1 in using the slots the plan chose; it is armed only while R > 1.
  *
@@ -232,6 +234,23 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 	}
 }
 
+/* The parked plan made for exactly nkey[0..n), or NULL.  slock held. */
+static struct sched_saved *sched_lookup_saved(struct sched_cpu *sc, u32 n)
+{
+	u32 i, g;
+
+	for (i = 0; i < SCHED_SAVED; i++) {
+		struct sched_saved *sv = &sc->saved[i];
+		bool same = sv->valid && sv->nr == n;
+
+		for (g = 0; same && g < n; g++)
+			same = sched_key_eq(&sv->key[g], &sc->nkey[g]);
+		if (same)
+			return sv;
+	}
+	return NULL;
+}
+
 /* Exchange the current plan with @sv (slock held). */
 static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 {
@@ -257,19 +276,16 @@ static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
  */
 static bool sched_find_saved(struct sched_cpu *sc, u32 n)
 {
+	struct sched_saved *sv = sched_lookup_saved(sc, n);
 	struct sched_saved *lru = &sc->saved[0];
-	u32 i, g;
+	u32 i;
 
+	if (sv) {
+		sched_swap_saved(sc, sv);
+		return true;
+	}
 	for (i = 0; i < SCHED_SAVED; i++) {
-		struct sched_saved *sv = &sc->saved[i];
-		bool same = sv->valid && sv->nr == n;
-
-		for (g = 0; same && g < n; g++)
-			same = sched_key_eq(&sv->key[g], &sc->nkey[g]);
-		if (same) {
-			sched_swap_saved(sc, sv);
-			return true;
-		}
+		sv = &sc->saved[i];
 		if (!sv->valid || (lru->valid && sv->used < lru->used))
 			lru = sv;
 	}
@@ -300,7 +316,11 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	bool same;
 	u32 n, g;
 
-	if (sched_build(sc, cctx, tctx, &n, true)) {
+	/*
+	 * The key only: the member masks are the planner's input and are
+	 * collected below when it runs, not on every tick.
+	 */
+	if (sched_build(sc, cctx, tctx, &n, false)) {
 		raw_spin_lock(&sc->slock);
 		sc->valid = false;
 		sc->overflow = true;
@@ -320,6 +340,8 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		if (sc->plan.nr_rotations)
 			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
 	} else if (!same) {
+		/* Same walk, same result (both ctx locks held), now with masks. */
+		sched_build(sc, cctx, tctx, &n, true);
 		in.groups = sc->groups;
 		in.nr_groups = n;
 		in.nr_counters = vpmu_nr_counters();
@@ -483,6 +505,12 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 	return HRTIMER_RESTART;
 }
 
+/* The tick's address, for the bench instrument's kretprobe (probe.c). */
+void *pevt_sched_tick_fn(void)
+{
+	return pevt_sched_tick;
+}
+
 static void sched_arm(struct sched_cpu *sc, ktime_t delay)
 {
 	if (sc->in_tick || !sched_ready)
@@ -562,6 +590,46 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 miss:
 	sched_arm(sc, 0);
 	return false;
+}
+
+/**
+ * sched_task_switch_in() - rotid: @tctx comes in on this CPU
+ * @cctx: this CPU's context
+ * @tctx: the task context being scheduled in
+ *
+ * Called by ctx_task_sched_in() with both context locks held, irqs off,
+ * before the flexible passes.  If a plan parked on this CPU was made for
+ * exactly this pair, make it current now (a key comparison and a swap,
+ * no planning), so the passes that follow apply it: without this every
+ * switch between two monitored tasks met a miss and took a zero-delay
+ * timer run to swap the same plan in (pevt bench fairness measured it as
+ * one timer run per switch).  Otherwise leave it to the miss path.
+ */
+void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
+{
+	struct sched_saved *sv;
+	struct sched_cpu *sc;
+	u32 n;
+
+	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
+		return;
+	sc = this_cpu_read(sched_cpus);
+	if (sc->bypass || sc->in_tick || (sc->valid && sc->tctx == tctx))
+		return;
+	if (sched_build(sc, cctx, tctx, &n, false))
+		return;
+	raw_spin_lock(&sc->slock);
+	sv = sched_lookup_saved(sc, n);
+	if (sv) {
+		sched_swap_saved(sc, sv);
+		sc->hits++;
+		sc->tctx = tctx;
+		if (sc->plan.nr_rotations)
+			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+	}
+	raw_spin_unlock(&sc->slock);
+	if (sv && sc->plan.nr_rotations > 1)
+		sched_arm(sc, sched_interval());
 }
 
 /**
