@@ -21,54 +21,7 @@
 
 #include "kselftest_harness.h"
 
-/* ---- running pevt ------------------------------------------------------ */
-
-struct out {
-	char *out, *err;
-	int status;		/* exit code, 128+sig if killed */
-};
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return strdup("");
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, n + 1);
-	if (buf && fread(buf, 1, n, f) != (size_t)n)
-		buf[0] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* Run a shell command line with stdout and stderr captured. */
-static void __attribute__((format(printf, 2, 3)))
-run(struct out *o, const char *fmt, ...)
-{
-	char cmd[2048], line[2300];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	snprintf(line, sizeof(line), "%s >/tmp/stat_test.out 2>/tmp/stat_test.err", cmd);
-	st = system(line);
-	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	o->out = slurp("/tmp/stat_test.out");
-	o->err = slurp("/tmp/stat_test.err");
-}
-
-static void out_free(struct out *o)
-{
-	free(o->out);
-	free(o->err);
-}
+#include "../run_cmd.h"
 
 /* The line of @text whose text after leading blanks matches "VALUE UNIT NAME". */
 static bool find_count(const char *text, const char *unit, const char *name,

@@ -137,21 +137,28 @@ static int do_help(int argc, char **argv)
 	fprintf(stderr,
 		"Usage: %s bench clock [ms MS] [json FILE]\n"
 		"       %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
+		"       %s bench fairness [scenario NAME|FILE]... [sched LIST] [interval MS[,MS...]]\n"
+		"                         [duration S] [switch K[,K...]|none] [json FILE] [data FILE]\n"
 		"\n"
 		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
 		"  output   one syscall workload into overwrite buffers: pevt with and\n"
 		"           without the size trailer, stock forward, stock write_backward;\n"
-		"           ns per record and records recovered from the full buffer\n",
-		bin_name, bin_name);
+		"           ns per record and records recovered from the full buffer\n"
+		"  fairness rotation fairness, stock vs pevt classic vs pevt rotid, per\n"
+		"           scenario (default: every built-in); LIST of stock,classic,rotid;\n"
+		"           Jain, min share, utilization, estimate error against software\n"
+		"           twins, ticks and ns per tick; switch cost with K task events\n"
+		"           per task (default 1,4).  Documentation/fairness.md\n",
+		bin_name, bin_name, bin_name);
 	return 0;
 }
 
-int bench_output(int argc, char **argv);	/* bench_output.c */
 
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "clock",	bench_clock,	"task-clock, stock vs pevt" },
 	{ "output",	bench_output,	"ring buffer: cost per record, records recovered" },
+	{ "fairness",	bench_fairness,	"rotation fairness: stock, classic, rotid" },
 	{ 0 }
 };
 

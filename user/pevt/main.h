@@ -41,6 +41,7 @@ bool is_prefix(const char *pfx, const char *str);
 
 int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */
+int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
 int do_stat(int argc, char **argv);
 
 #endif

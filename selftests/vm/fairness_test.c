@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pevt bench fairness` in the guest: the claims it exists to show, its
+ * JSON schema and data file, scenario files, and its errors.
+ *
+ * One run of the bench (starvation and pinned-fill, 1 s per scheduler,
+ * switch cost with 1 event per task) is shared by the tests that read its
+ * JSON; the first test that needs it runs it.  The claims:
+ *  - starvation: rotid Jain >= 0.99 and min share >= 0.4, where stock and
+ *    classic leave a task group below 0.1 (and, never running, its
+ *    estimate error at 1);
+ *  - pinned-fill: no ticks under rotid, stock ticking every interval;
+ *  - a switch between two monitored tasks takes no scheduler timer run
+ *    under rotid (the parked plan is swapped in inline).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../run_cmd.h"
+
+#define JSON	"/tmp/fairness_test.json"
+#define DATA	"/tmp/fairness_test.dat"
+#define BENCH	"pevt bench fairness scenario starvation scenario pinned-fill " \
+		"duration 1 switch 1 json " JSON " data " DATA
+
+static long read_long(const char *path)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return buf[0] ? strtol(buf, NULL, 0) : -1;
+}
+
+/* The bench's JSON, running it first if no earlier test did. */
+static char *bench_json(struct __test_metadata *_metadata)
+{
+	if (access(JSON, R_OK)) {
+		struct out o;
+
+		run(&o, BENCH);
+		if (o.status) {
+			TH_LOG("'%s' exited %d: %s", BENCH, o.status, o.err);
+			out_free(&o);
+			unlink(JSON);
+			return NULL;
+		}
+		out_free(&o);
+	}
+	return slurp(JSON);
+}
+
+/* The run object of (scenario, scheduler), NUL-terminated copy, or NULL. */
+static char *run_obj(const char *json, const char *scen, const char *sched)
+{
+	char key[128];
+	const char *s, *e;
+
+	snprintf(key, sizeof(key), "{\"scenario\":\"%s\",\"scheduler\":\"%s\",", scen, sched);
+	s = strstr(json, key);
+	if (!s)
+		return NULL;
+	e = strstr(s + 1, "{\"scenario\":");
+	if (!e)
+		e = strstr(s, "],\"switch\":");
+	if (!e)
+		return NULL;
+	return strndup(s, e - s);
+}
+
+/* Value of the first "key": in @obj; NAN for null or absent. */
+static double num(const char *obj, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = obj ? strstr(obj, k) : NULL;
+	if (!p || !strncmp(p + strlen(k), "null", 4))
+		return NAN;
+	return strtod(p + strlen(k), NULL);
+}
+
+static int count(const char *s, const char *what)
+{
+	int n = 0;
+
+	while (s && (s = strstr(s, what))) {
+		n++;
+		s += strlen(what);
+	}
+	return n;
+}
+
+/* Shares of every group of a run object, in order. */
+static int shares(const char *obj, double *v, int max)
+{
+	const char *p = obj;
+	int n = 0;
+
+	while (n < max && (p = strstr(p, "\"share\":"))) {
+		v[n++] = strtod(p + 8, NULL);
+		p += 8;
+	}
+	return n;
+}
+
+TEST(starvation)
+{
+	char *json = bench_json(_metadata);
+	char *st, *cl, *ro;
+
+	ASSERT_NE(NULL, json);
+	st = run_obj(json, "starvation", "stock");
+	cl = run_obj(json, "starvation", "classic");
+	ro = run_obj(json, "starvation", "rotid");
+	ASSERT_NE(NULL, st);
+	ASSERT_NE(NULL, cl);
+	ASSERT_NE(NULL, ro);
+	TH_LOG("jain stock %.3f classic %.3f rotid %.3f; min %.3f %.3f %.3f; util %.3f %.3f %.3f",
+	       num(st, "jain"), num(cl, "jain"), num(ro, "jain"), num(st, "min_share"),
+	       num(cl, "min_share"), num(ro, "min_share"), num(st, "utilization"),
+	       num(cl, "utilization"), num(ro, "utilization"));
+	EXPECT_GE(num(ro, "jain"), 0.99);
+	EXPECT_GE(num(ro, "min_share"), 0.4);
+	EXPECT_LT(num(st, "min_share"), 0.1);
+	EXPECT_LT(num(cl, "min_share"), 0.1);
+	EXPECT_LE(num(st, "jain"), 0.6);
+	/* A starved group's estimate is worthless; rotid's are close. */
+	EXPECT_GE(num(st, "error_max"), 0.5);
+	EXPECT_LE(num(ro, "error_max"), 0.05);
+	EXPECT_GE(num(ro, "utilization"), 0.95 * num(st, "utilization"));
+	free(st);
+	free(cl);
+	free(ro);
+	free(json);
+}
+
+TEST(pinned_fill)
+{
+	char *json = bench_json(_metadata);
+	const char *sk[] = { "stock", "classic", "rotid" };
+	double v[8], ticks[3], secs[3];
+	int i;
+
+	ASSERT_NE(NULL, json);
+	for (i = 0; i < 3; i++) {
+		char *o = run_obj(json, "pinned-fill", sk[i]);
+
+		ASSERT_NE(NULL, o);
+		ASSERT_EQ(4, shares(o, v, 8));
+		/* Pinned groups fill both slots; flexible ones never run. */
+		EXPECT_GE(v[0], 0.97);
+		EXPECT_GE(v[1], 0.97);
+		EXPECT_LE(v[2], 0.03);
+		EXPECT_LE(v[3], 0.03);
+		ticks[i] = num(o, "ticks");
+		secs[i] = num(o, "seconds");
+		free(o);
+	}
+	if (!strstr(json, "\"instrument\":\"kretprobe\"")) {
+		/* Kernel without kretprobes: the figures must say so. */
+		EXPECT_TRUE(isnan(ticks[0]) && isnan(ticks[2]));
+		TH_LOG("no tick instrument on this kernel: tick counts are null");
+	} else {
+		TH_LOG("timer runs: stock %.0f classic %.0f rotid %.0f in ~%.2f s",
+		       ticks[0], ticks[1], ticks[2], secs[0]);
+		EXPECT_GE(ticks[0], 100 * secs[0]);	/* 250/s at 4 ms */
+		EXPECT_LE(ticks[2], 2);
+	}
+	free(json);
+}
+
+TEST(switch_cost)
+{
+	char *json = bench_json(_metadata);
+	const char *sw, *sk[] = { "stock", "classic", "rotid" };
+	char key[64];
+	int i;
+
+	ASSERT_NE(NULL, json);
+	sw = strstr(json, "\"switch\":[");
+	ASSERT_NE(NULL, sw);
+	ASSERT_NE(NULL, strstr(sw, "{\"scheduler\":null,\"k\":0,"));
+	for (i = 0; i < 3; i++) {
+		const char *o;
+
+		snprintf(key, sizeof(key), "{\"scheduler\":\"%s\",\"k\":1,", sk[i]);
+		o = strstr(sw, key);
+		ASSERT_NE(NULL, o) TH_LOG("no %s", key);
+		EXPECT_LT(100, num(o, "switches"));
+		EXPECT_LT(0, num(o, "ns_per_switch"));
+		if (strstr(json, "\"instrument\":\"kretprobe\"")) {
+			TH_LOG("%s: %.0f ns/switch, hooks %.0f ns, timer runs/switch %.3f",
+			       sk[i], num(o, "ns_per_switch"), num(o, "hook_ns"),
+			       num(o, "timer_per_switch"));
+			EXPECT_LT(0, num(o, "hook_ns"));
+			/* rotid used to take one zero-delay timer run per switch */
+			EXPECT_LE(num(o, "timer_per_switch"), 0.1);
+		}
+	}
+	free(json);
+}
+
+TEST(json_schema)
+{
+	static const char *const run_keys[] = {
+		"interval_ms", "slots", "workload", "seconds", "jain", "min_share",
+		"utilization", "error_mean", "error_max", "ticks", "tick_ns",
+		"roundtrips", "groups",
+	};
+	static const char *const member_keys[] = {
+		"\"source\":", "\"count\":", "\"enabled\":", "\"running\":",
+		"\"truth\":", "\"error\":",
+	};
+	char *json = bench_json(_metadata), *o, k[64];
+	size_t i;
+
+	ASSERT_NE(NULL, json);
+	ASSERT_EQ(0, strncmp(json, "{\"bench\":\"fairness\",\"kernel\":\"", 30));
+	EXPECT_NE(NULL, strstr(json, "\"vpmu_slots\":"));
+	EXPECT_EQ(6, count(json, "{\"scenario\":"));
+	EXPECT_EQ(4, count(json, "{\"scheduler\":"));	/* none + 3 with k=1 */
+	EXPECT_EQ('\n', json[strlen(json) - 1]);
+	EXPECT_EQ(0, strcmp(json + strlen(json) - 3, "]}\n"));
+	o = run_obj(json, "starvation", "rotid");
+	ASSERT_NE(NULL, o);
+	for (i = 0; i < sizeof(run_keys) / sizeof(run_keys[0]); i++) {
+		snprintf(k, sizeof(k), "\"%s\":", run_keys[i]);
+		if (!strstr(o, k))
+			TH_LOG("the run object lacks %s", k);
+		EXPECT_NE(NULL, strstr(o, k));
+	}
+	EXPECT_EQ(4, count(o, "{\"kind\":"));
+	EXPECT_EQ(2, count(o, "{\"kind\":\"cpu\",\"pinned\":false,\"slots\":1,"));
+	EXPECT_EQ(2, count(o, "{\"kind\":\"task\",\"pinned\":false,\"slots\":1,"));
+	for (i = 0; i < sizeof(member_keys) / sizeof(member_keys[0]); i++) {
+		int n = count(o, member_keys[i]);
+
+		if (n != 4)
+			TH_LOG("%d members have %s, want 4", n, member_keys[i]);
+		EXPECT_EQ(4, n);
+	}
+	EXPECT_EQ(4, count(o, "\"source\":\"cpu_ns\""));
+	free(o);
+	free(json);
+}
+
+TEST(data_file)
+{
+	char *json = bench_json(_metadata), *d, *p;
+	double a, b, c;
+	int i;
+
+	ASSERT_NE(NULL, json);
+	free(json);
+	d = slurp(DATA);
+	ASSERT_EQ(0, strncmp(d, "# pevt bench fairness, ", 23));
+	ASSERT_NE(NULL, strstr(d, "schedulers: stock classic rotid\n"));
+	p = strstr(d, "# shares starvation 4\n");
+	ASSERT_NE(NULL, p);
+	p = strchr(p, '\n') + 1;
+	for (i = 0; i < 4; i++) {
+		char label[8];
+
+		ASSERT_EQ(4, sscanf(p, "%7s %lf %lf %lf", label, &a, &b, &c)) TH_LOG("%.40s", p);
+		EXPECT_EQ(i < 2 ? 'C' : 'T', label[0]);
+		p = strchr(p, '\n') + 1;
+	}
+	EXPECT_EQ(0, strncmp(p, "\n\n# shares pinned-fill 4\nC0p ", 29));
+	free(d);
+}
+
+TEST(scenario_file)
+{
+	const char *path = "/tmp/fairness_test.scen";
+	FILE *f = fopen(path, "w");
+	double v[4];
+	char *json, *o;
+	struct out r;
+
+	ASSERT_NE(NULL, f);
+	fputs("# one slot, one CPU group and one task group\n"
+	      "name custom\nslots 1\nduration 1\n"
+	      "group cpu flexible cpu_ns\ngroup task flexible cpu_ns\n", f);
+	fclose(f);
+	run(&r, "pevt bench fairness scenario %s sched rotid,stock switch none json /tmp/ft2.json",
+	    path);
+	ASSERT_EQ(0, r.status) TH_LOG("%s", r.err);
+	EXPECT_NE(NULL, strstr(r.out, "scenario custom: 1 slots, workload spin, 2 groups"));
+	json = slurp("/tmp/ft2.json");
+	o = run_obj(json, "custom", "rotid");
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(2, shares(o, v, 4));
+	EXPECT_GE(v[0], 0.4);
+	EXPECT_GE(v[1], 0.4);
+	free(o);
+	o = run_obj(json, "custom", "stock");
+	ASSERT_NE(NULL, o);
+	ASSERT_EQ(2, shares(o, v, 4));
+	EXPECT_LE(v[1], 0.1);	/* stock: the CPU group takes the slot */
+	EXPECT_EQ(NULL, run_obj(json, "custom", "classic"));
+	EXPECT_EQ(0, count(json, "{\"scheduler\":"));
+	free(o);
+	free(json);
+	out_free(&r);
+}
+
+TEST(malformed_scenario)
+{
+	const char *path = "/tmp/fairness_bad.scen";
+	FILE *f = fopen(path, "w");
+	struct out r;
+
+	ASSERT_NE(NULL, f);
+	fputs("name bad\nslots 2\ngroup cpu flexibel cpu_ns\n", f);
+	fclose(f);
+	run(&r, "pevt bench fairness scenario %s", path);
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "/tmp/fairness_bad.scen:3: ")) TH_LOG("%s", r.err);
+	EXPECT_NE(NULL, strstr(r.err, "flexibel")) TH_LOG("%s", r.err);
+	EXPECT_EQ(NULL, strstr(r.out, "pevt bench fairness on"));	/* nothing ran */
+	out_free(&r);
+}
+
+TEST(bad_arguments)
+{
+	char cmd[128], scen[] = "/tmp/fairness_big.scen";
+	long slots = read_long("/sys/module/pevt/parameters/nr_counters");
+	struct out r;
+	FILE *f;
+
+	run(&r, "pevt bench fairness scenario nosuch");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "scenario 'nosuch': neither a built-in (basic, starvation,"))
+		TH_LOG("%s", r.err);
+	out_free(&r);
+	run(&r, "pevt bench fairness sched stock,fast");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "'fast' is not stock, classic or rotid")) TH_LOG("%s", r.err);
+	out_free(&r);
+	run(&r, "pevt bench fairness interval 4,0");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "interval (ms): '4,0' is not a list")) TH_LOG("%s", r.err);
+	out_free(&r);
+	run(&r, "pevt bench fairness duration 1x");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "duration: '1x'")) TH_LOG("%s", r.err);
+	out_free(&r);
+
+	/* More slots than the vPMU has: refused before anything runs. */
+	ASSERT_LT(0, slots);
+	f = fopen(scen, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "name big\nslots %ld\ngroup cpu flexible cpu_ns\n", slots + 1);
+	fclose(f);
+	run(&r, "pevt bench fairness scenario %s", scen);
+	EXPECT_NE(0, r.status);
+	snprintf(cmd, sizeof(cmd), "scenario big needs %ld slots, pevt_vpmu has %ld", slots + 1, slots);
+	EXPECT_NE(NULL, strstr(r.err, cmd)) TH_LOG("%s", r.err);
+	out_free(&r);
+}
+
+TEST_HARNESS_MAIN
