@@ -48,7 +48,7 @@ esac
 		echo "$plot"
 		i=$((i + 1))
 	done
-	echo "set style data linespoints; set logscale x 2; set autoscale y; set ytics autofreq"
+	echo "set style data linespoints; set logscale x 2; set autoscale y; set ytics autofreq; set offsets 0, 0, graph 0.25, 0"
 	for s in "${accs[@]}"; do
 		echo "set title '$s: mean estimate error'; set xlabel 'mux interval (ms)'; set yrange [0:*]"
 		plot="plot '$data' index $i"
@@ -57,7 +57,7 @@ esac
 			plot+=" using 1:$((c + 2)) title '${scheds[c]}'"
 		done
 		echo "$plot"
-		echo "set title '$s: tick time (ms per s)'"
+		echo "set title '$s: timer time (ms per s)'"
 		plot="plot '$data' index $i"
 		for ((c = 0; c < ns; c++)); do
 			[ $c -gt 0 ] && plot+=", '' index $i"
