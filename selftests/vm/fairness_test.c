@@ -13,12 +13,15 @@
  *  - a switch between two monitored tasks takes no scheduler timer run
  *    under rotid (the parked plan is swapped in inline).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "../run_cmd.h"
@@ -368,6 +371,84 @@ TEST(bad_arguments)
 	snprintf(cmd, sizeof(cmd), "scenario big needs %ld slots, pevt_vpmu has %ld", slots + 1, slots);
 	EXPECT_NE(NULL, strstr(r.err, cmd)) TH_LOG("%s", r.err);
 	out_free(&r);
+}
+
+/* Processes whose comm is "pevt" (the bench and its workload tasks). */
+static int count_pevt_procs(void)
+{
+	struct dirent *d;
+	DIR *dir = opendir("/proc");
+	int n = 0;
+
+	while (dir && (d = readdir(dir))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "pevt\n"))
+			n++;
+		fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/* SIGINT mid-run: policy, intervals and the instrument restored, no task left. */
+TEST(interrupted)
+{
+	char before[16] = "", policy[16] = "", probes[512] = "";
+	long ivl = read_long("/sys/module/pevt/parameters/mux_interval_ms");
+	int st, i;
+	pid_t pid;
+	FILE *f;
+
+	ASSERT_EQ(0, count_pevt_procs());
+	f = fopen("/sys/module/pevt/parameters/policy", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(before, sizeof(before), f));
+	fclose(f);
+	ASSERT_NE(7, ivl);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		execlp("pevt", "pevt", "bench", "fairness", "scenario", "basic", "sched",
+		       "classic", "interval", "7", "duration", "10", "switch", "none", NULL);
+		_exit(127);
+	}
+	/* Running: the policy and interval it set are visible. */
+	for (i = 0; i < 100; i++) {
+		usleep(50000);
+		if (read_long("/sys/module/pevt/parameters/mux_interval_ms") == 7)
+			break;
+	}
+	ASSERT_EQ(7, read_long("/sys/module/pevt/parameters/mux_interval_ms"));
+	usleep(300000);
+	EXPECT_EQ(2, count_pevt_procs());	/* the bench and its spinning task */
+	kill(pid, SIGINT);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	usleep(200000);
+	EXPECT_EQ(0, count_pevt_procs());
+	EXPECT_EQ(ivl, read_long("/sys/module/pevt/parameters/mux_interval_ms"));
+	f = fopen("/sys/module/pevt/parameters/policy", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(policy, sizeof(policy), f));
+	fclose(f);
+	EXPECT_STREQ(before, policy);
+	f = fopen("/sys/kernel/debug/pevt/probes", "r");
+	if (f) {
+		size_t n = fread(probes, 1, sizeof(probes) - 1, f);
+
+		probes[n] = '\0';
+		fclose(f);
+		EXPECT_EQ(NULL, strstr(probes, "armed 1")) TH_LOG("%s", probes);
+	}
 }
 
 TEST_HARNESS_MAIN

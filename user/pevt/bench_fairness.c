@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -290,6 +291,10 @@ static int workload_start(struct workload *w, enum pevt_scen_workload kind, int 
 		if (pid < 0)
 			return -errno;
 		if (pid == 0) {
+			/* A bench killed mid-run must not leave spinners behind. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(1);
 			close(w->go[1]);
 			pin(cpu);
 			switch (kind) {
@@ -967,6 +972,19 @@ static int bench_setup(struct bench *b, bool need_pevt)
 	return 0;
 }
 
+static struct bench *bench_live;	/* for the signal handler */
+
+static void bench_restore(struct bench *b);
+
+/* Interrupted: put the policy, intervals and instrument back, then go. */
+static void bench_signal(int sig)
+{
+	if (bench_live)
+		bench_restore(bench_live);	/* open/write/close only */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void bench_restore(struct bench *b)
 {
 	if (b->probes)
@@ -1083,6 +1101,10 @@ int bench_fairness(int argc, char **argv)
 
 	if (bench_setup(&b, need_pevt))
 		return -1;
+	bench_live = &b;
+	signal(SIGINT, bench_signal);
+	signal(SIGTERM, bench_signal);
+	signal(SIGHUP, bench_signal);
 	for (s = 0; s < nscen; s++)
 		if (b.nr_counters > 0 && scen[s].slots > b.nr_counters) {
 			p_err("scenario %s needs %d slots, pevt_vpmu has %d (insmod pevt.ko nr_counters=%d)",
@@ -1242,5 +1264,6 @@ int bench_fairness(int argc, char **argv)
 	}
 out:
 	bench_restore(&b);
+	bench_live = NULL;
 	return ret;
 }
