@@ -269,19 +269,33 @@ static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 }
 
 /*
- * The event set of this CPU's pair is nkey[0..n): swap in a saved plan
- * made for exactly these groups (true), or park the current plan in the
- * least recently used place so the caller can plan into a free workspace
+ * Make parked @sv, found for the pair (this CPU's context, @tctx), the
+ * current plan, continuing that pair's cycle.  slock held.
+ */
+static void sched_take_saved(struct sched_cpu *sc, struct sched_saved *sv,
+			     struct pevt_context *tctx)
+{
+	sched_swap_saved(sc, sv);
+	sc->hits++;
+	sc->tctx = tctx;
+	if (sc->plan.nr_rotations)
+		sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+}
+
+/*
+ * The event set of this CPU's pair is nkey[0..n): take a saved plan made
+ * for exactly these groups (true), or park the current plan in the least
+ * recently used place so the caller can plan into a free workspace
  * (false).  slock held.
  */
-static bool sched_find_saved(struct sched_cpu *sc, u32 n)
+static bool sched_find_saved(struct sched_cpu *sc, u32 n, struct pevt_context *tctx)
 {
 	struct sched_saved *sv = sched_lookup_saved(sc, n);
 	struct sched_saved *lru = &sc->saved[0];
 	u32 i;
 
 	if (sv) {
-		sched_swap_saved(sc, sv);
+		sched_take_saved(sc, sv, tctx);
 		return true;
 	}
 	for (i = 0; i < SCHED_SAVED; i++) {
@@ -333,14 +347,17 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
-	if (!same && sched_find_saved(sc, n)) {
-		/* A pair met before: its plan, continuing its cycle. */
-		sc->hits++;
-		sc->tctx = tctx;
-		if (sc->plan.nr_rotations)
+	if (same) {
+		if (advance && sc->plan.nr_rotations > 1) {
 			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
-	} else if (!same) {
-		/* Same walk, same result (both ctx locks held), now with masks. */
+			sc->ticks++;
+		}
+	} else if (!sched_find_saved(sc, n, tctx)) {
+		/*
+		 * A pair not met before (one met before took its parked
+		 * plan above): plan.  Same walk, same result (both ctx locks
+		 * held), now with masks.
+		 */
 		sched_build(sc, cctx, tctx, &n, true);
 		in.groups = sc->groups;
 		in.nr_groups = n;
@@ -361,9 +378,6 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
 		else
 			sc->r = 0;
-	} else if (advance && sc->plan.nr_rotations > 1) {
-		sc->r = (sc->r + 1) % sc->plan.nr_rotations;
-		sc->ticks++;
 	}
 	raw_spin_unlock(&sc->slock);
 	if (!sc->valid)
@@ -620,13 +634,8 @@ void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 		return;
 	raw_spin_lock(&sc->slock);
 	sv = sched_lookup_saved(sc, n);
-	if (sv) {
-		sched_swap_saved(sc, sv);
-		sc->hits++;
-		sc->tctx = tctx;
-		if (sc->plan.nr_rotations)
-			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
-	}
+	if (sv)
+		sched_take_saved(sc, sv, tctx);
 	raw_spin_unlock(&sc->slock);
 	if (sv && sc->plan.nr_rotations > 1)
 		sched_arm(sc, sched_interval());
