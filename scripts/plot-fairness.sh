@@ -29,6 +29,18 @@ case $out in
 *) echo "$0: $out: name it .svg or .png" >&2; exit 2 ;;
 esac
 
+# plot_cmd INDEX USING FIRST: a gnuplot "plot" of data block INDEX, one
+# curve per scheduler; in USING, @ stands for that scheduler's column,
+# FIRST for the first scheduler's.
+plot_cmd() {
+	local c p="plot '$data'"
+	for ((c = 0; c < ns; c++)); do
+		[ $c -gt 0 ] && p+=", ''"
+		p+=" index $1 using ${2//@/$(($3 + c))} title '${scheds[c]}'"
+	done
+	echo "$p"
+}
+
 {
 	echo "set terminal $term"
 	echo "set output '$out'"
@@ -40,30 +52,15 @@ esac
 	i=0
 	for s in "${shares[@]}"; do
 		echo "set title '${s% *} (${s##* } ms)'"
-		plot="plot '$data' index $i"
-		for ((c = 0; c < ns; c++)); do
-			[ $c -gt 0 ] && plot+=", ''       index $i"
-			plot+=" using $((c + 2)):xtic(1) title '${scheds[c]}'"
-		done
-		echo "$plot"
+		plot_cmd $i '@:xtic(1)' 2
 		i=$((i + 1))
 	done
 	echo "set style data linespoints; set logscale x 2; set autoscale y; set ytics autofreq; set offsets 0, 0, graph 0.25, 0"
 	for s in "${accs[@]}"; do
 		echo "set title '$s: mean estimate error'; set xlabel 'mux interval (ms)'; set yrange [0:*]"
-		plot="plot '$data' index $i"
-		for ((c = 0; c < ns; c++)); do
-			[ $c -gt 0 ] && plot+=", '' index $i"
-			plot+=" using 1:$((c + 2)) title '${scheds[c]}'"
-		done
-		echo "$plot"
+		plot_cmd $i '1:@' 2
 		echo "set title '$s: timer time (ms per s)'"
-		plot="plot '$data' index $i"
-		for ((c = 0; c < ns; c++)); do
-			[ $c -gt 0 ] && plot+=", '' index $i"
-			plot+=" using 1:(\$$((c + 2 + ns))/1e6) title '${scheds[c]}'"
-		done
-		echo "$plot"
+		plot_cmd $i '1:($@/1e6)' $((2 + ns))
 		i=$((i + 1))
 	done
 	echo "unset multiplot"

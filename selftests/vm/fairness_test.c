@@ -366,6 +366,13 @@ TEST(bad_arguments)
 	EXPECT_NE(0, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "duration: '1x'")) TH_LOG("%s", r.err);
 	out_free(&r);
+	/* An output file that cannot be written: said before anything runs. */
+	run(&r, "pevt bench fairness scenario basic json /nonexistent/f.json");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "/nonexistent/f.json: No such file or directory"))
+		TH_LOG("%s", r.err);
+	EXPECT_EQ(NULL, strstr(r.out, "pevt bench fairness on"));
+	out_free(&r);
 
 	/* More slots than the vPMU has: refused before anything runs. */
 	ASSERT_LT(0, slots);

@@ -29,14 +29,6 @@ static int read_counter(int fd, struct reading *r)
 	return read(fd, r, sizeof(*r)) == sizeof(*r) ? 0 : -1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int bench_clock(int argc, char **argv)
 {
 	struct perf_event_attr attr = {

@@ -65,6 +65,7 @@
 #define MAX_IVL		8
 #define MAX_K		8
 #define MAX_TASKS	2
+#define MAX_SW_CFG	(MAX_K * NR_SK + 1)	/* no events, then k x scheduler */
 
 enum sched_kind { SK_STOCK, SK_CLASSIC, SK_ROTID, NR_SK };
 static const char *const sk_name[NR_SK] = { "stock", "classic", "rotid" };
@@ -155,14 +156,6 @@ static int write_ulong(const char *path, unsigned long v)
 
 	snprintf(buf, sizeof(buf), "%lu", v);
 	return write_file(path, buf);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 static void sleep_s(double s)
@@ -355,8 +348,8 @@ struct opened {
 	int twin[PEVT_SCEN_MAX_GROUPS][PEVT_SCEN_MAX_MEMBERS];
 };
 
-static void attr_of(const struct bench *b, enum pevt_scen_src src, bool task,
-		    uint64_t mask, struct perf_event_attr *a)
+static void attr_of(const struct bench *b, enum pevt_scen_src src, uint64_t mask,
+		    struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -378,7 +371,6 @@ static void attr_of(const struct bench *b, enum pevt_scen_src src, bool task,
 		a->config = PERF_COUNT_SW_CPU_CLOCK;
 		break;
 	}
-	(void)task;
 }
 
 /* The stock, never multiplexed twin of @src. */
@@ -443,7 +435,7 @@ static int open_all(const struct bench *b, const struct pevt_scenario *sc,
 		int cpu = g->task ? -1 : b->cpu;
 
 		for (j = 0; j < g->nr_members; j++) {
-			attr_of(b, g->src[j], g->task, g->mask ? g->mask : all, &a);
+			attr_of(b, g->src[j], g->mask ? g->mask : all, &a);
 			a.disabled = j == 0;
 			a.pinned = g->pinned && j == 0;
 			o->fd[i][j] = pevt_open(&a, pid, cpu, j ? o->fd[i][0] : -1, &subj);
@@ -641,7 +633,7 @@ static int switch_slice(struct bench *b, const struct workload *w, enum sched_ki
 	if (sk != NR_SK && set_scheduler(b, sk, 4))
 		return -1;
 	for (i = 0; sk != NR_SK && i < 2 * k; i++) {
-		attr_of(b, PEVT_SRC_CPU_NS, true, 0, &a);
+		attr_of(b, PEVT_SRC_CPU_NS, 0, &a);
 		fd[i] = pevt_open(&a, w->pid[i % 2], -1, -1, &subj);
 		if (fd[i] < 0) {
 			p_err("switch: %s: task event %d: %s", sk_name[sk], i, strerror(-fd[i]));
@@ -668,19 +660,6 @@ out:
 	return ret;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /*
  * Context-switch cost.  One ping-pong of two tasks on the workload CPU
  * throughout; the configurations (no events, then each scheduler with k
@@ -695,7 +674,7 @@ static double median(double *v, int n)
 static int run_switches(struct bench *b, const struct switch_result *cfg, int n,
 			double secs, struct switch_result *res)
 {
-	double ns[(MAX_K * NR_SK) + 1][SW_ROUNDS], ex[SW_ROUNDS];
+	double ns[MAX_SW_CFG][SW_ROUNDS], ex[SW_ROUNDS];
 	struct probe_counts p0, p1;
 	struct workload w;
 	int r, c, i, ret = -1;
@@ -822,21 +801,6 @@ static void print_ratios(const struct run_result *rs, int n)
 	}
 }
 
-/* A scenario name is one word of a user's file: escape it for JSON. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void json_run(FILE *f, const struct run_result *r)
 {
 	const struct pevt_scenario *sc = r->sc;
@@ -879,6 +843,107 @@ static void json_run(FILE *f, const struct run_result *r)
 		fprintf(f, "]}");
 	}
 	fprintf(f, "]}");
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+static FILE *out_open(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		p_err("%s: %s", path, strerror(errno));
+	return f;
+}
+
+static int out_close(FILE *f, const char *path)
+{
+	if (!fclose(f))
+		return 0;
+	p_err("%s: %s", path, strerror(errno));
+	return -1;
+}
+
+static int write_json(FILE *f, const char *path, const char *release, const struct bench *b,
+		      const struct run_result *runs, int nruns,
+		      const struct switch_result *sw, int nsw)
+{
+	int i;
+
+	fprintf(f, "{\"bench\":\"fairness\",\"kernel\":\"%s\",\"cpu\":%d,"
+		"\"vpmu_slots\":%d,\"instrument\":%s,\"runs\":[", release, b->cpu,
+		b->nr_counters, b->probes ? "\"kretprobe\"" : "null");
+	for (i = 0; i < nruns; i++) {
+		fprintf(f, "%s", i ? "," : "");
+		json_run(f, &runs[i]);
+	}
+	fprintf(f, "],\"switch\":[");
+	for (i = 0; i < nsw; i++) {
+		fprintf(f, "%s{\"scheduler\":%s%s%s,\"k\":%d,\"switches\":%" PRIu64 ",",
+			i ? "," : "", sw[i].sk == NR_SK ? "" : "\"",
+			sw[i].sk == NR_SK ? "null" : sk_name[sw[i].sk],
+			sw[i].sk == NR_SK ? "" : "\"", sw[i].k, sw[i].switches);
+		json_num(f, "ns_per_switch", sw[i].ns_per_switch, true);
+		json_num(f, "ns_over_none", i ? sw[i].ns_over_none : NAN, true);
+		json_num(f, "hook_ns", sw[i].hook_ns, true);
+		json_num(f, "timer_per_switch", sw[i].timer_per_switch, false);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]}\n");
+	return out_close(f, path);
+}
+
+static int write_data(FILE *f, const char *path, const char *release,
+		      const unsigned long *sk_list, int nsk,
+		      const struct run_result *runs, int nruns)
+{
+	int i, k, v;
+
+	/*
+	 * gnuplot, one index per (scenario, interval): "group share
+	 * per scheduler" rows; then one index per multi-interval
+	 * scenario: "interval err-mean tick-time-per-s per scheduler".
+	 */
+	fprintf(f, "# pevt bench fairness, %s; schedulers:", release);
+	for (i = 0; i < nsk; i++)
+		fprintf(f, " %s", sk_name[sk_list[i]]);
+	fprintf(f, "\n");
+	for (i = 0; i < nruns; i += nsk) {
+		const struct pevt_scenario *sc = runs[i].sc;
+		int g;
+
+		fprintf(f, "# shares %s %u\n", sc->name, runs[i].interval);
+		for (g = 0; g < sc->nr_groups; g++) {
+			fprintf(f, "%s%d%s", sc->groups[g].task ? "T" : "C", g,
+				sc->groups[g].pinned ? "p" : "");
+			for (k = 0; k < nsk; k++)
+				fprintf(f, " %.4f", runs[i + k].g[g].share);
+			fprintf(f, "\n");
+		}
+		fprintf(f, "\n\n");
+	}
+	for (i = 0; i < nruns; i += nsk) {
+		const struct pevt_scenario *sc = runs[i].sc;
+
+		if (i && runs[i - nsk].sc == sc)
+			continue;	/* emitted with its first interval */
+		if (i + nsk >= nruns || runs[i + nsk].sc != sc)
+			continue;	/* one interval: no curve */
+		fprintf(f, "# accuracy %s\n", sc->name);
+		for (v = i; v < nruns && runs[v].sc == sc; v += nsk) {
+			fprintf(f, "%u", runs[v].interval);
+			for (k = 0; k < nsk; k++)
+				fprintf(f, " %.6f", runs[v + k].err_mean);
+			for (k = 0; k < nsk; k++) {
+				const struct run_result *r = &runs[v + k];
+
+				fprintf(f, " %.0f", r->ticks > 0 ? r->ticks * r->tick_ns / r->seconds : 0);
+			}
+			fprintf(f, "\n");
+		}
+		fprintf(f, "\n\n");
+	}
+	return out_close(f, path);
 }
 
 /* ---- command ------------------------------------------------------- */
@@ -1001,16 +1066,16 @@ int bench_fairness(int argc, char **argv)
 {
 	static struct pevt_scenario scen[MAX_SCEN];
 	static struct run_result runs[MAX_SCEN * MAX_IVL * NR_SK];
-	struct switch_result sw[(MAX_K + 1) * (NR_SK + 1)];
+	struct switch_result sw[MAX_SW_CFG];
 	unsigned long ivl[MAX_IVL], ks[MAX_K] = { 1, 4 }, sk_list[NR_SK];
 	int nscen = 0, nivl = 0, nk = 2, nsk = 0, nruns = 0, nsw = 0;
 	const char *json = NULL, *data = NULL;
+	FILE *jf = NULL, *df = NULL;
 	struct bench b = { 0 };
 	bool need_pevt = false;
 	double sw_secs = 1.0;
 	struct utsname u;
 	int i, s, v, k, ret = -1;
-	FILE *f;
 
 	while (argc > 0) {
 		if (is_prefix(*argv, "scenario")) {
@@ -1099,8 +1164,16 @@ int bench_fairness(int argc, char **argv)
 	if (b.duration > 0)
 		sw_secs = b.duration < 1 ? b.duration : 1;
 
-	if (bench_setup(&b, need_pevt))
+	/* Files first: a typo in a path must not cost the whole run. */
+	if (json && !(jf = out_open(json)))
 		return -1;
+	if (data && !(df = out_open(data))) {
+		if (jf)
+			fclose(jf);
+		return -1;
+	}
+	if (bench_setup(&b, need_pevt))
+		goto out;
 	bench_live = &b;
 	signal(SIGINT, bench_signal);
 	signal(SIGTERM, bench_signal);
@@ -1136,7 +1209,7 @@ int bench_fairness(int argc, char **argv)
 	}
 
 	if (nk) {
-		struct switch_result cfg[(MAX_K * NR_SK) + 1] = { { .sk = NR_SK } };
+		struct switch_result cfg[MAX_SW_CFG] = { { .sk = NR_SK } };
 
 		nsw = 1;
 		for (k = 0; k < nk; k++)
@@ -1174,96 +1247,18 @@ int bench_fairness(int argc, char **argv)
 	}
 	ret = 0;
 
-	if (json) {
-		f = fopen(json, "w");
-		if (!f) {
-			p_err("%s: %s", json, strerror(errno));
-			ret = -1;
-			goto out;
-		}
-		fprintf(f, "{\"bench\":\"fairness\",\"kernel\":\"%s\",\"cpu\":%d,"
-			"\"vpmu_slots\":%d,\"instrument\":%s,\"runs\":[", u.release, b.cpu,
-			b.nr_counters, b.probes ? "\"kretprobe\"" : "null");
-		for (i = 0; i < nruns; i++) {
-			fprintf(f, "%s", i ? "," : "");
-			json_run(f, &runs[i]);
-		}
-		fprintf(f, "],\"switch\":[");
-		for (i = 0; i < nsw; i++) {
-			fprintf(f, "%s{\"scheduler\":%s%s%s,\"k\":%d,\"switches\":%" PRIu64 ",",
-				i ? "," : "", sw[i].sk == NR_SK ? "" : "\"",
-				sw[i].sk == NR_SK ? "null" : sk_name[sw[i].sk],
-				sw[i].sk == NR_SK ? "" : "\"", sw[i].k, sw[i].switches);
-			json_num(f, "ns_per_switch", sw[i].ns_per_switch, true);
-			json_num(f, "ns_over_none", i ? sw[i].ns_over_none : NAN, true);
-			json_num(f, "hook_ns", sw[i].hook_ns, true);
-			json_num(f, "timer_per_switch", sw[i].timer_per_switch, false);
-			fprintf(f, "}");
-		}
-		fprintf(f, "]}\n");
-		if (fclose(f)) {
-			p_err("%s: %s", json, strerror(errno));
-			ret = -1;
-		}
-	}
-	if (data) {
-		f = fopen(data, "w");
-		if (!f) {
-			p_err("%s: %s", data, strerror(errno));
-			ret = -1;
-			goto out;
-		}
-		/*
-		 * gnuplot, one index per (scenario, interval): "group share
-		 * per scheduler" rows; then one index per multi-interval
-		 * scenario: "interval err-mean tick-time-per-s per scheduler".
-		 */
-		fprintf(f, "# pevt bench fairness, %s; schedulers:", u.release);
-		for (i = 0; i < nsk; i++)
-			fprintf(f, " %s", sk_name[sk_list[i]]);
-		fprintf(f, "\n");
-		for (i = 0; i < nruns; i += nsk) {
-			const struct pevt_scenario *sc = runs[i].sc;
-			int g;
-
-			fprintf(f, "# shares %s %u\n", sc->name, runs[i].interval);
-			for (g = 0; g < sc->nr_groups; g++) {
-				fprintf(f, "%s%d%s", sc->groups[g].task ? "T" : "C", g,
-					sc->groups[g].pinned ? "p" : "");
-				for (k = 0; k < nsk; k++)
-					fprintf(f, " %.4f", runs[i + k].g[g].share);
-				fprintf(f, "\n");
-			}
-			fprintf(f, "\n\n");
-		}
-		for (i = 0; i < nruns; i += nsk) {
-			const struct pevt_scenario *sc = runs[i].sc;
-
-			if (i && runs[i - nsk].sc == sc)
-				continue;	/* emitted with its first interval */
-			if (i + nsk >= nruns || runs[i + nsk].sc != sc)
-				continue;	/* one interval: no curve */
-			fprintf(f, "# accuracy %s\n", sc->name);
-			for (v = i; v < nruns && runs[v].sc == sc; v += nsk) {
-				fprintf(f, "%u", runs[v].interval);
-				for (k = 0; k < nsk; k++)
-					fprintf(f, " %.6f", runs[v + k].err_mean);
-				for (k = 0; k < nsk; k++) {
-					const struct run_result *r = &runs[v + k];
-
-					fprintf(f, " %.0f", r->ticks > 0 ? r->ticks * r->tick_ns / r->seconds : 0);
-				}
-				fprintf(f, "\n");
-			}
-			fprintf(f, "\n\n");
-		}
-		if (fclose(f)) {
-			p_err("%s: %s", data, strerror(errno));
-			ret = -1;
-		}
-	}
+	if (jf && write_json(jf, json, u.release, &b, runs, nruns, sw, nsw))
+		ret = -1;
+	jf = NULL;
+	if (df && write_data(df, data, u.release, sk_list, nsk, runs, nruns))
+		ret = -1;
+	df = NULL;
 out:
 	bench_restore(&b);
 	bench_live = NULL;
+	if (jf)
+		fclose(jf);
+	if (df)
+		fclose(df);
 	return ret;
 }

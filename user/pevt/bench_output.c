@@ -102,14 +102,6 @@ struct bench {
 	struct result res[NR_SUBJECTS];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static unsigned int record_size(int s)
 {
 	return sizeof(struct sample) - (s == S_SAE ? 0 : sizeof(uint64_t));
@@ -180,20 +172,6 @@ static struct pevt_mmap *subject_map(const struct bench *b, int s, int *fdp)
 	}
 	*fdp = fd;
 	return map;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts @v in place. */
-static double median(double *v, unsigned long n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /*

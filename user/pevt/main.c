@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "main.h"
 
@@ -20,19 +21,11 @@ void p_err(const char *fmt, ...)
 	if (json_output) {
 		/* Errors go to stderr as one JSON object, escaped. */
 		char msg[1024];
-		const char *c;
 
 		vsnprintf(msg, sizeof(msg), fmt, ap);
-		fputs("{\"error\":\"", stderr);
-		for (c = msg; *c; c++) {
-			if (*c == '"' || *c == '\\')
-				fprintf(stderr, "\\%c", *c);
-			else if ((unsigned char)*c < 0x20)
-				fprintf(stderr, "\\u%04x", *c);
-			else
-				fputc(*c, stderr);
-		}
-		fputs("\"}\n", stderr);
+		fputs("{\"error\":", stderr);
+		json_str(stderr, msg);
+		fputs("}\n", stderr);
 	} else {
 		fprintf(stderr, "Error: ");
 		vfprintf(stderr, fmt, ap);
@@ -49,6 +42,45 @@ void p_info(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
+}
+
+/* @s as a JSON string, quoted and escaped (NULL: ""). */
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts @v in place. */
+double median(double *v, unsigned long n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 bool is_prefix(const char *pfx, const char *str)

@@ -4,6 +4,7 @@
 #define PEVT_MAIN_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,9 @@ void __attribute__((noreturn)) usage(void);
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 bool is_prefix(const char *pfx, const char *str);
+void json_str(FILE *f, const char *s);
+uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
+double median(double *v, unsigned long n);	/* sorts @v */
 
 int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */

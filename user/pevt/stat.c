@@ -89,14 +89,6 @@ static int do_stat_help(void)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* ---- output ----------------------------------------------------------- */
 
 static bool is_clock(const struct pevt_event_desc *d)
@@ -104,22 +96,6 @@ static bool is_clock(const struct pevt_event_desc *d)
 	return d->attr.type == PERF_TYPE_SOFTWARE &&
 	       (d->attr.config == PERF_COUNT_SW_TASK_CLOCK ||
 		d->attr.config == PERF_COUNT_SW_CPU_CLOCK);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 /* Counted unless it never ran while enabled, or every fd is in error state. */
