@@ -965,6 +965,17 @@ TEST_F(rbapi, poll_wakeup_watermark)
  * has the race (see Documentation/ring-buffer.md).
  */
 #define PAUSE_TRIALS	300
+#define PAUSE_EVENTS	16
+
+static int pause_pevt_open(int dev, struct perf_event_attr *a, pid_t tid)
+{
+	struct pevt_open op = {
+		.size = sizeof(op), .attr = (uintptr_t)a, .pid = tid,
+		.cpu = -1, .group_fd = -1,
+	};
+
+	return ioctl(dev, PEVT_IOC_OPEN, &op);
+}
 
 struct pause_writer {
 	pid_t tid;
@@ -987,14 +998,6 @@ static void *pause_writer_fn(void *arg)
 	return NULL;
 }
 
-static void spin_us(unsigned int us)
-{
-	uint64_t end = now_ns() + us * 1000ULL;
-
-	while (now_ns() < end)
-		;
-}
-
 /* Trials in which data_head moved after the pause returned. */
 static int pause_trials(int fd, struct perf_event_mmap_page *up)
 {
@@ -1003,11 +1006,16 @@ static int pause_trials(int fd, struct perf_event_mmap_page *up)
 	for (int i = 0; i < PAUSE_TRIALS; i++) {
 		uint64_t h1, h2;
 
+		/*
+		 * Sleep rather than spin: under single-threaded TCG the
+		 * other vCPU runs only while this one idles, and the timer
+		 * that wakes this one stops the writer wherever it is.
+		 */
 		ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
-		spin_us(100);
+		usleep(200);
 		ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
 		h1 = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
-		spin_us(200);
+		usleep(200);
 		h2 = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
 		moved += h1 != h2;
 	}
@@ -1020,7 +1028,7 @@ TEST_F(rbapi, pause_waits_for_writers)
 	struct perf_event_attr a;
 	cpu_set_t set;
 	pthread_t th;
-	int fd[2], moved[2];
+	int moved[2];
 	void *map[2];
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
@@ -1032,19 +1040,26 @@ TEST_F(rbapi, pause_waits_for_writers)
 	while (!w.ready)
 		sched_yield();
 	for (int s = 0; s < 2; s++) {
-		attr_init(&a, self->tp_id, 1, 0, 0, !s);
-		a.disabled = 0;
-		fd[s] = s ? syscall(__NR_perf_event_open, &a, w.tid, -1, -1, 0) :
-			    ({ struct pevt_open op = { .size = sizeof(op),
-				.attr = (uintptr_t)&a, .pid = w.tid, .cpu = -1,
-				.group_fd = -1 };
-			       ioctl(self->dev, PEVT_IOC_OPEN, &op); });
-		ASSERT_LE(0, fd[s]);
-		map[s] = map_buf(self, fd[s], 8, 0);
-		ASSERT_NE(NULL, map[s]);
-		moved[s] = pause_trials(fd[s], map[s]);
+		int fds[PAUSE_EVENTS];
+
+		/* Many writers into one buffer: a record is in flight often. */
+		for (int e = 0; e < PAUSE_EVENTS; e++) {
+			attr_init(&a, self->tp_id, 1, 0, 0, !s);
+			a.disabled = 0;
+			fds[e] = s ? syscall(__NR_perf_event_open, &a, w.tid, -1, -1, 0) :
+				     pause_pevt_open(self->dev, &a, w.tid);
+			ASSERT_LE(0, fds[e]);
+			if (e) {
+				ASSERT_EQ(0, ioctl(fds[e], PERF_EVENT_IOC_SET_OUTPUT, fds[0]));
+			} else {
+				map[s] = map_buf(self, fds[0], 8, 0);
+				ASSERT_NE(NULL, map[s]);
+			}
+		}
+		moved[s] = pause_trials(fds[0], map[s]);
 		munmap(map[s], 9 * self->page);
-		close(fd[s]);
+		for (int e = 0; e < PAUSE_EVENTS; e++)
+			close(fds[e]);
 	}
 	w.stop = 1;
 	pthread_join(th, NULL);
