@@ -567,27 +567,6 @@ static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn_t fn,
 
 /* ---- read() -------------------------------------------------------- */
 
-static size_t pevt_read_size(u64 read_format, int nr_siblings)
-{
-	size_t entry = sizeof(u64);
-	size_t size = 0;
-	int nr = 1;
-
-	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-		size += sizeof(u64);
-	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-		size += sizeof(u64);
-	if (read_format & PERF_FORMAT_ID)
-		entry += sizeof(u64);
-	if (read_format & PERF_FORMAT_LOST)
-		entry += sizeof(u64);
-	if (read_format & PERF_FORMAT_GROUP) {
-		nr += nr_siblings;
-		size += sizeof(u64);
-	}
-	return size + entry * nr;
-}
-
 struct pevt_read_args {
 	struct pevt_event	*event;
 	u64			*values;
@@ -596,69 +575,39 @@ struct pevt_read_args {
 	bool			error;	/* group leader in ERROR: read 0 bytes */
 };
 
-static void read_put(struct pevt_read_args *ra, u64 v)
+static void read_put(void *arg, u64 v)
 {
+	struct pevt_read_args *ra = arg;
+
 	if (ra->n < ra->max)
 		ra->values[ra->n] = v;
 	ra->n++;
 }
 
-static void read_entry(struct pevt_read_args *ra, struct pevt_event *e,
-		       u64 read_format)
+static void read_update(struct pevt_event *e, bool active)
 {
-	read_put(ra, local64_read(&e->count));
-	if (read_format & PERF_FORMAT_ID)
-		read_put(ra, e->id);
-	if (read_format & PERF_FORMAT_LOST)
-		read_put(ra, atomic64_read(&e->lost));
+	event_fold_count(e, active);
+	pevt_event_update_time(e);
 }
 
+/* perf_read_one() / perf_read_group(): times of the event or its leader. */
 static int __pevt_read(struct pevt_context *ctx, void *data, bool active)
 {
 	struct pevt_read_args *ra = data;
-	struct pevt_event *event = ra->event;
-	u64 read_format = event->attr.read_format;
-	struct pevt_event *leader, *sibling;
+	struct pevt_event *event = ra->event, *leader = event, *sibling;
 
-	if (!(read_format & PERF_FORMAT_GROUP)) {
-		if (event->state == PEVT_STATE_ERROR) {
-			ra->error = true;
-			return 0;
-		}
-		event_fold_count(event, active);
-		pevt_event_update_time(event);
-		read_put(ra, local64_read(&event->count));
-		if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-			read_put(ra, event->total_time_enabled);
-		if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-			read_put(ra, event->total_time_running);
-		if (read_format & PERF_FORMAT_ID)
-			read_put(ra, event->id);
-		if (read_format & PERF_FORMAT_LOST)
-			read_put(ra, atomic64_read(&event->lost));
-		return 0;
-	}
-
-	/* perf_read_group(): the leader's times, then every member. */
-	leader = event->group_leader;
+	if (event->attr.read_format & PERF_FORMAT_GROUP)
+		leader = event->group_leader;
 	if (leader->state == PEVT_STATE_ERROR) {
 		ra->error = true;
 		return 0;
 	}
-	event_fold_count(leader, active);
-	pevt_event_update_time(leader);
-	pevt_for_each_sibling(sibling, leader) {
-		event_fold_count(sibling, active);
-		pevt_event_update_time(sibling);
-	}
-	read_put(ra, 1 + leader->nr_siblings);
-	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-		read_put(ra, leader->total_time_enabled);
-	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-		read_put(ra, leader->total_time_running);
-	read_entry(ra, leader, read_format);
-	pevt_for_each_sibling(sibling, leader)
-		read_entry(ra, sibling, read_format);
+	read_update(leader, active);
+	if (event->attr.read_format & PERF_FORMAT_GROUP)
+		pevt_for_each_sibling(sibling, leader)
+			read_update(sibling, active);
+	pevt_read_layout(event, leader->total_time_enabled,
+			 leader->total_time_running, read_put, ra);
 	return 0;
 }
 

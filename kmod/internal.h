@@ -110,6 +110,9 @@ enum pevt_event_type {
  * @start:	resume counting (PERF_EF_RELOAD: reprogram).
  * @stop:	stop counting (PERF_EF_UPDATE: fold value into event->count).
  * @read:	fold the current value into event->count (event ACTIVE).
+ * @unthrottle:	sampling sources: resume sampling after the sample-rate
+ *		limit stopped it (throttle.c), or NULL; hard irq, on the
+ *		event's CPU, event ACTIVE.
  *
  * add/del/start/stop/read run on the context's CPU, ctx->lock held, irqs
  * off.  Register a source with pevt_source_register() at module init.
@@ -125,6 +128,7 @@ struct pevt_source_ops {
 	void	(*start)(struct pevt_event *event, int flags);
 	void	(*stop)(struct pevt_event *event, int flags);
 	void	(*read)(struct pevt_event *event);
+	void	(*unthrottle)(struct pevt_event *event);
 };
 
 /**
@@ -159,6 +163,8 @@ struct pevt_event {
 	u64			total_time_running;
 	u64			tstamp;		/* ctx->time at last update */
 	atomic64_t		lost;		/* PERF_FORMAT_LOST (ring buffer) */
+	struct list_head	throttle_entry;	/* throttle.c: a CPU's throttled list */
+	bool			throttled;	/* over the sample-rate limit */
 
 	struct file		*file;		/* the event fd's file */
 	struct pevt_rb __rcu	*rb;		/* ring buffer (output.c, RCU) */

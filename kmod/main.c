@@ -33,7 +33,6 @@ static int __init pevt_init(void)
 	ret = rb_init();
 	if (ret)
 		goto err_context;
-	/* Before sw.c: the first source to claim an event gets it. */
 	ret = pevt_sample_init();
 	if (ret)
 		goto err_rb;

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "ring_buffer.h"
 #include "output.h"
+#include "perm.h"
 
 static DEFINE_MUTEX(out_mutex);
 
@@ -63,6 +64,15 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 		return -EOPNOTSUPP;
 	if (attr->read_format & ~rf)
 		return -EINVAL;
+	if (attr->freq || attr->sample_period) {
+		/* perf_event_open(): the limit as it is now, read from procfs. */
+		int rate = perm_max_sample_rate();
+
+		pevt_throttle_set_rate(rate);
+		if (attr->freq ? attr->sample_freq > rate :
+				 attr->sample_period & BIT_ULL(63))
+			return -EINVAL;
+	}
 	if (attr->write_backward || attr->mmap || attr->mmap2 ||
 	    attr->mmap_data || attr->namespaces || attr->ksymbol ||
 	    attr->bpf_event || attr->cgroup || attr->text_poke ||
@@ -80,6 +90,7 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 void pevt_output_init_event(struct pevt_event *event)
 {
 	init_waitqueue_head(&event->waitq);
+	INIT_LIST_HEAD(&event->throttle_entry);
 	event->rb_client.waitq = &event->waitq;
 	RCU_INIT_POINTER(event->rb, NULL);
 }
@@ -90,6 +101,17 @@ struct out_id {
 	u64	v[RB_ID_MAX / sizeof(u64)];
 	u32	len;
 };
+
+/* Bytes of the sample_id block out_build_id() writes for @event. */
+static unsigned int out_id_len(const struct pevt_event *event)
+{
+	if (!event->attr.sample_id_all)
+		return 0;
+	return sizeof(u64) * hweight64(event->attr.sample_type &
+				       (PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+					PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+					PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
+}
 
 /* perf_event_header__init_id() + __perf_event__output_id_sample() */
 static void out_build_id(struct pevt_event *event, struct task_struct *task,
@@ -136,70 +158,129 @@ static void out_times(struct pevt_event *e, u64 *enabled, u64 *running)
 		*running += delta;
 }
 
-static u64 out_count(struct pevt_event *e, struct pevt_event *self)
+/**
+ * pevt_read_size() - bytes of perf's read_format layout.
+ * @read_format: attr.read_format
+ * @nr_siblings: siblings of the group (used with PERF_FORMAT_GROUP)
+ *
+ * Return: what read() returns and PERF_SAMPLE_READ writes.
+ */
+size_t pevt_read_size(u64 read_format, int nr_siblings)
 {
-	if (e != self && e->state == PEVT_STATE_ACTIVE && e->src->read)
-		e->src->read(e);
-	return local64_read(&e->count);
-}
+	size_t entry = sizeof(u64), size = 0;
 
-static unsigned int out_read_size(struct pevt_event *event)
-{
-	u64 rf = event->attr.read_format;
-	unsigned int entry = sizeof(u64), size = 0;
-
-	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
+	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
 		size += sizeof(u64);
-	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
+	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
 		size += sizeof(u64);
-	if (rf & PERF_FORMAT_ID)
+	if (read_format & PERF_FORMAT_ID)
 		entry += sizeof(u64);
-	if (rf & PERF_FORMAT_LOST)
+	if (read_format & PERF_FORMAT_LOST)
 		entry += sizeof(u64);
-	if (rf & PERF_FORMAT_GROUP)
-		return sizeof(u64) + size +
-		       (1 + event->group_leader->nr_siblings) * entry;
+	if (read_format & PERF_FORMAT_GROUP)
+		return sizeof(u64) + size + (1 + nr_siblings) * entry;
 	return size + entry;
 }
 
-static void out_read_one(struct rb_handle *h, struct pevt_event *e,
-			 struct pevt_event *self)
+static void read_entry(struct pevt_event *e, u64 rf,
+		       void (*put)(void *arg, u64 v), void *arg)
 {
-	u64 rf = self->attr.read_format;
-	u64 v = out_count(e, self);
-
-	rb_output_put(h, v);
+	put(arg, local64_read(&e->count));
 	if (rf & PERF_FORMAT_ID)
-		rb_output_put(h, e->id);
-	if (rf & PERF_FORMAT_LOST) {
-		v = atomic64_read(&e->lost);
-		rb_output_put(h, v);
-	}
+		put(arg, e->id);
+	if (rf & PERF_FORMAT_LOST)
+		put(arg, atomic64_read(&e->lost));
 }
 
-/* perf_output_read_one() / perf_output_read_group() */
-static void out_read(struct rb_handle *h, struct pevt_event *event)
+/**
+ * pevt_read_layout() - perf's read_format layout, for read() and samples.
+ * @event: the event read or sampled; its read_format decides
+ * @enabled: TOTAL_TIME_ENABLED value
+ * @running: TOTAL_TIME_RUNNING value
+ * @put: called with each u64, in order
+ * @arg: its argument
+ *
+ * perf_read_one()/perf_output_read_one(): value, [enabled], [running],
+ * [id], [lost]; perf_read_group()/perf_output_read_group(): nr,
+ * [enabled], [running], then { value, [id], [lost] } for the leader and
+ * each sibling.  Counts are taken as they are: the caller brings those of
+ * active members up to date first.  The only writer of this layout.
+ */
+void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
+		      void (*put)(void *arg, u64 v), void *arg)
 {
 	struct pevt_event *leader = event->group_leader, *sub;
 	u64 rf = event->attr.read_format;
-	u64 enabled, running, nr;
 
-	out_times(event, &enabled, &running);
-	if (rf & PERF_FORMAT_GROUP) {
-		nr = 1 + leader->nr_siblings;
-		rb_output_put(h, nr);
-	}
+	if (rf & PERF_FORMAT_GROUP)
+		put(arg, 1 + leader->nr_siblings);
+	else
+		put(arg, local64_read(&event->count));
 	if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-		rb_output_put(h, enabled);
+		put(arg, enabled);
 	if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-		rb_output_put(h, running);
+		put(arg, running);
 	if (!(rf & PERF_FORMAT_GROUP)) {
-		out_read_one(h, event, event);
+		if (rf & PERF_FORMAT_ID)
+			put(arg, event->id);
+		if (rf & PERF_FORMAT_LOST)
+			put(arg, atomic64_read(&event->lost));
 		return;
 	}
-	out_read_one(h, leader, event);
+	read_entry(leader, rf, put, arg);
 	pevt_for_each_sibling(sub, leader)
-		out_read_one(h, sub, event);
+		read_entry(sub, rf, put, arg);
+}
+
+static void out_put(void *arg, u64 v)
+{
+	rb_output_put((struct rb_handle *)arg, v);
+}
+
+/* Bring an active group member other than the sampled one up to date. */
+static void out_fold(struct pevt_event *e, struct pevt_event *self)
+{
+	if (e != self && e->state == PEVT_STATE_ACTIVE)
+		e->src->read(e);
+}
+
+/* perf_output_read(): the other members' counts as of now, then the layout. */
+static void out_read(struct rb_handle *h, struct pevt_event *event)
+{
+	struct pevt_event *leader = event->group_leader, *sub;
+	u64 enabled, running;
+
+	out_times(event, &enabled, &running);
+	if (event->attr.read_format & PERF_FORMAT_GROUP) {
+		out_fold(leader, event);
+		pevt_for_each_sibling(sub, leader)
+			out_fold(sub, event);
+	}
+	pevt_read_layout(event, enabled, running, out_put, h);
+}
+
+/**
+ * pevt_sample_excluded() - does @event's attr exclude a sample at @regs?
+ * @event: a sampling event
+ * @regs: the interrupted registers, or NULL
+ *
+ * perf_swevent_hrtimer() with perf_exclude_event(): no registers, user
+ * mode with exclude_user, kernel mode with exclude_kernel (a sampled
+ * kernel IP would give its address away), the idle task with
+ * exclude_idle.  exclude_hv excludes nothing here: no hypervisor code
+ * runs in the guest's own address space.
+ *
+ * Return: true if no sample may be taken.
+ */
+bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs)
+{
+	const struct perf_event_attr *attr = &event->attr;
+
+	if (!regs)
+		return true;
+	if (user_mode(regs) ? attr->exclude_user : attr->exclude_kernel)
+		return true;
+	return attr->exclude_idle && is_idle_task(current);
 }
 
 /**
@@ -210,7 +291,9 @@ static void out_read(struct rb_handle *h, struct pevt_event *event)
  *
  * Runs with interrupts or preemption disabled, with @event's context lock
  * held or from its hrtimer; group members are read without locks on this
- * CPU (as perf does from its overflow handler).
+ * CPU (as perf does from its overflow handler).  The caller decided that
+ * the sample is not excluded (pevt_sample_excluded()) nor throttled.  A
+ * sample the buffer cannot take is dropped before it is built.
  */
 void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 			u64 period)
@@ -221,7 +304,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	struct rb_handle h;
 	struct out_id id;
 	struct pevt_rb *rb;
-	u64 time = local_clock(), v;
+	u64 time, v;
 
 	hdr.type = PERF_RECORD_SAMPLE;
 	hdr.misc = regs && user_mode(regs) ? PERF_RECORD_MISC_USER :
@@ -233,20 +316,22 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 				   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
 				   PERF_SAMPLE_PERIOD));
 	if (st & PERF_SAMPLE_READ)
-		hdr.size += out_read_size(event);
+		hdr.size += pevt_read_size(event->attr.read_format,
+					   event->group_leader->nr_siblings);
 
 	rcu_read_lock();
 	rb = out_rb(event);
 	if (!rb)
 		goto out;
+	if (rb_output_drop(rb, hdr.size, out_id_len(event)))
+		goto lost;
+	time = local_clock();
 	out_build_id(event, current, time, &id);
 	lid.id = event->id;
 	lid.sample_id = id.v;
 	lid.sample_id_len = id.len;
-	if (rb_output_begin(&h, rb, &hdr, &lid)) {
-		atomic64_inc(&event->lost);
-		goto out;
-	}
+	if (rb_output_begin(&h, rb, &hdr, &lid))
+		goto lost;
 	rb_output_put(&h, hdr);
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		rb_output_put(&h, event->id);
@@ -280,6 +365,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		rb_count_event(&h, event->attr.wakeup_events);
 	rb_output_end(&h);
 out:
+	rcu_read_unlock();
+	return;
+lost:
+	atomic64_inc(&event->lost);
 	rcu_read_unlock();
 }
 
@@ -439,6 +528,30 @@ void pevt_output_task(struct task_struct *task, bool fork)
 	struct out_task t = { .task = task, .fork = fork };
 
 	out_iterate_sb(out_task_one, &t);
+}
+
+/**
+ * pevt_output_throttle() - PERF_RECORD_THROTTLE or UNTHROTTLE (perf_log_throttle()).
+ * @event: the sampling event throttled or unthrottled
+ * @unthrottle: false for THROTTLE, true for UNTHROTTLE
+ *
+ * On @event's CPU with interrupts disabled.
+ */
+void pevt_output_throttle(struct pevt_event *event, bool unthrottle)
+{
+	struct perf_event_header hdr = {
+		.type = unthrottle ? PERF_RECORD_UNTHROTTLE : PERF_RECORD_THROTTLE,
+		.misc = 0,
+	};
+	struct {
+		u64 time, id, stream_id;
+	} body = {
+		.time = local_clock(),
+		.id = event->id,
+		.stream_id = event->id,
+	};
+
+	out_sideband(event, &hdr, &body, sizeof(body), NULL, 0);
 }
 
 /* ---- the event fd side -------------------------------------------- */
@@ -632,20 +745,22 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 		       unsigned long arg)
 {
 	struct pevt_rb *rb;
-	long ret = 0;
 
 	switch (cmd) {
 	case PERF_EVENT_IOC_SET_OUTPUT:
 		return out_set_output(event, (int)arg);
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
-		rcu_read_lock();
-		rb = out_rb(event);
+		/* rb_set_paused() sleeps: a reference instead of RCU. */
+		mutex_lock(&out_mutex);
+		rb = out_rb_locked(event);
 		if (rb)
-			rb_set_paused(rb, !!arg);
-		else
-			ret = -EINVAL;
-		rcu_read_unlock();
-		return ret;
+			rb_get(rb);
+		mutex_unlock(&out_mutex);
+		if (!rb)
+			return -EINVAL;
+		rb_set_paused(rb, !!arg);
+		rb_put(rb);
+		return 0;
 	}
 	return -ENOIOCTLCMD;
 }

@@ -33,10 +33,24 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 void pevt_output_release(struct pevt_event *event);
 void pevt_output_hup(struct pevt_event *event);
 
+size_t pevt_read_size(u64 read_format, int nr_siblings);
+void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
+		      void (*put)(void *arg, u64 v), void *arg);
+
+bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs);
 void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 			u64 period);
+void pevt_output_throttle(struct pevt_event *event, bool unthrottle);
 void pevt_output_comm(struct task_struct *task, const char *comm);
 void pevt_output_task(struct task_struct *task, bool fork);
+
+/* throttle.c: kernel.perf_event_max_sample_rate */
+void pevt_throttle_set_rate(int max_sample_rate);
+bool pevt_throttle_sample(struct pevt_event *event);
+void pevt_throttle_sched_in(struct pevt_event *event);
+void pevt_throttle_sched_out(struct pevt_event *event);
+void pevt_throttle_init(void);
+void pevt_throttle_exit(void);
 
 /* sample.c */
 int pevt_sample_init(void);

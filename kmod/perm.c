@@ -66,34 +66,61 @@ MODULE_PARM_DESC(max_group_events, "events in one group, leader included (EINVAL
 
 #define PERM_PARANOID_PATH	"/proc/sys/kernel/perf_event_paranoid"
 #define PERM_PARANOID_UNKNOWN	3	/* fail closed: Debian's strictest level */
+#define PERM_RATE_PATH		"/proc/sys/kernel/perf_event_max_sample_rate"
+#define PERM_RATE_UNKNOWN	100000	/* perf's DEFAULT_MAX_SAMPLE_RATE */
 
 static struct file *perm_paranoid_file;
+static struct file *perm_rate_file;
+
+/*
+ * Read an integer sysctl through its procfs file opened at load: the
+ * sysctl handler formats the live value on every read (proc_dointvec), so
+ * a change by the administrator is seen by the next open, as by
+ * perf_event_open().  Return: 0, or -EIO if it cannot be read.
+ */
+static int perm_read_sysctl(struct file *f, int *val)
+{
+	char buf[16];
+	loff_t pos = 0;
+	ssize_t n;
+
+	if (!f)
+		return -EIO;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return kstrtoint(strim(buf), 10, val) ? -EIO : 0;
+}
 
 /**
  * perm_paranoid() - the current kernel.perf_event_paranoid.
- *
- * Read through the procfs file opened at load: the sysctl handler formats
- * the live value on every read (proc_dointvec), so a change by the
- * administrator is seen by the next open, as by perf_event_open().
  *
  * Return: the level, or PERM_PARANOID_UNKNOWN if it cannot be read.
  */
 int perm_paranoid(void)
 {
-	char buf[16];
-	loff_t pos = 0;
-	ssize_t n;
 	int val;
 
-	if (!perm_paranoid_file)
-		return PERM_PARANOID_UNKNOWN;
-	n = kernel_read(perm_paranoid_file, buf, sizeof(buf) - 1, &pos);
-	if (n <= 0)
-		return PERM_PARANOID_UNKNOWN;
-	buf[n] = '\0';
-	if (kstrtoint(strim(buf), 10, &val))
-		return PERM_PARANOID_UNKNOWN;
-	return val;
+	return perm_read_sysctl(perm_paranoid_file, &val) ?
+	       PERM_PARANOID_UNKNOWN : val;
+}
+
+/**
+ * perm_max_sample_rate() - the current kernel.perf_event_max_sample_rate.
+ *
+ * Process context (reads procfs).
+ *
+ * Return: samples per second, at least 1; perf's default (100000) if the
+ * file cannot be read.
+ */
+int perm_max_sample_rate(void)
+{
+	int val;
+
+	if (perm_read_sysctl(perm_rate_file, &val))
+		return PERM_RATE_UNKNOWN;
+	return max(val, 1);
 }
 
 /* ---- open checks ----------------------------------------------------- */
@@ -304,30 +331,38 @@ void perm_uncharge(struct perm_user *user)
 
 /* ---- module init/exit ---------------------------------------------- */
 
+/* Open a sysctl file for perm_read_sysctl(); NULL if missing or not procfs. */
+static struct file *perm_open_sysctl(const char *path, const char *what)
+{
+	struct file *f = filp_open(path, O_RDONLY, 0);
+
+	if (IS_ERR(f)) {
+		pr_warn("pevt: cannot open %s (%ld): %s\n", path, PTR_ERR(f), what);
+		return NULL;
+	}
+	if (file_inode(f)->i_sb->s_magic != PROC_SUPER_MAGIC) {
+		pr_warn("pevt: %s is not on procfs: %s\n", path, what);
+		filp_close(f, NULL);
+		return NULL;
+	}
+	return f;
+}
+
 /**
- * perm_init() - open the paranoid sysctl file.
+ * perm_init() - open the paranoid and sample-rate sysctl files.
  *
- * Runs in insmod's context (root, its mount namespace).  The file must be
- * on procfs; anything else is ignored and pevt assumes level 3.
+ * Runs in insmod's context (root, its mount namespace).  The files must be
+ * on procfs; anything else is ignored: pevt then assumes paranoid level 3
+ * and perf's default sample rate.
  *
  * Return: 0 (a missing file is not fatal: pevt fails closed).
  */
 int perm_init(void)
 {
-	struct file *f = filp_open(PERM_PARANOID_PATH, O_RDONLY, 0);
-
-	if (IS_ERR(f)) {
-		pr_warn("pevt: cannot open %s (%ld): unprivileged opens refused\n",
-			PERM_PARANOID_PATH, PTR_ERR(f));
-		return 0;
-	}
-	if (file_inode(f)->i_sb->s_magic != PROC_SUPER_MAGIC) {
-		pr_warn("pevt: %s is not on procfs: unprivileged opens refused\n",
-			PERM_PARANOID_PATH);
-		filp_close(f, NULL);
-		return 0;
-	}
-	perm_paranoid_file = f;
+	perm_paranoid_file = perm_open_sysctl(PERM_PARANOID_PATH,
+					      "unprivileged opens refused");
+	perm_rate_file = perm_open_sysctl(PERM_RATE_PATH,
+					  "sample rate limit 100000/s");
 	return 0;
 }
 
@@ -338,5 +373,8 @@ void perm_exit(void)
 {
 	if (perm_paranoid_file)
 		filp_close(perm_paranoid_file, NULL);
+	if (perm_rate_file)
+		filp_close(perm_rate_file, NULL);
 	perm_paranoid_file = NULL;
+	perm_rate_file = NULL;
 }

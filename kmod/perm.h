@@ -22,6 +22,7 @@ struct perm_user *perm_charge(void);
 void perm_uncharge(struct perm_user *user);
 bool perm_exec_detach(struct task_struct *task);
 int perm_paranoid(void);
+int perm_max_sample_rate(void);
 int perm_init(void);
 void perm_exit(void);
 

@@ -227,10 +227,21 @@ void rb_wakeup(struct pevt_rb *rb)
  * rb_set_paused() - PERF_EVENT_IOC_PAUSE_OUTPUT.
  * @rb: the buffer
  * @paused: true to drop (and count) every record until unpaused
+ *
+ * Unlike perf, pausing waits for the writers in flight: when it returns,
+ * data_head does not move any more, so a reader may walk back from it
+ * (the point of a paused SIZE_AT_END buffer).  Every writer runs inside
+ * an RCU read-side section (rcu_read_lock(), or with preemption or
+ * interrupts disabled) from its paused check in rb_output_begin() to its
+ * data_head store, so after a grace period each writer that missed the
+ * flag has published, and every later one sees it.  Expedited: a pause
+ * is a reader's synchronous step.  Process context, may sleep.
  */
 void rb_set_paused(struct pevt_rb *rb, bool paused)
 {
 	WRITE_ONCE(rb->paused, paused);
+	if (paused)
+		synchronize_rcu_expedited();
 }
 
 /**
@@ -539,6 +550,60 @@ static void rb_finish_record(struct rb_handle *h)
 	h->pos = h->end;
 }
 
+/* Bytes of the PERF_RECORD_LOST that must precede the next record, or 0. */
+static unsigned long rb_lost_size(struct pevt_rb *rb, unsigned int id_len)
+{
+	if (likely(!local_read(&rb->lost)))
+		return 0;
+	return sizeof(struct perf_event_header) + 2 * sizeof(u64) + id_len +
+	       (rb_size_at_end(rb) ? sizeof(u64) : 0);
+}
+
+/* Does a record of @need bytes (LOST included) fit at @offset? */
+static bool rb_fits(struct pevt_rb *rb, unsigned long offset, unsigned long need)
+{
+	unsigned long tail;
+
+	if (unlikely(need >= rb_data_size(rb)))
+		return false;
+	if (rb->overwrite)
+		return true;
+	tail = READ_ONCE(rb->user_page->data_tail);
+	return CIRC_SPACE(offset, tail, rb_data_size(rb)) >= need;
+}
+
+static void rb_count_lost(struct pevt_rb *rb)
+{
+	local_inc(&rb->lost);
+	atomic64_inc(&rb->lost_total);
+}
+
+/**
+ * rb_output_drop() - drop a record early if it cannot be written now.
+ * @rb: the buffer
+ * @size: header.size of the record, without the trailer
+ * @id_len: bytes of the writer's sample_id block (for a LOST record)
+ *
+ * For writers that have work to do before rb_output_begin() (reading the
+ * clock, the task's ids): a record that is going to be dropped, because
+ * the buffer is paused or full in back-pressure mode, costs only this
+ * check and the count (stock perf builds the whole sample first).
+ * rb_output_begin() checks again; a record passed here may still be
+ * dropped there.  Same context rules as rb_output_begin().
+ *
+ * Return: true if the record was dropped and counted as lost.
+ */
+bool rb_output_drop(struct pevt_rb *rb, unsigned int size, unsigned int id_len)
+{
+	unsigned long need = size + (rb_size_at_end(rb) ? sizeof(u64) : 0);
+
+	if (likely(!READ_ONCE(rb->paused) &&
+		   rb_fits(rb, local_read(&rb->head), need + rb_lost_size(rb, id_len))))
+		return false;
+	rb_count_lost(rb);
+	return true;
+}
+
 /**
  * rb_output_begin() - reserve space for one record.
  * @h: the handle to fill
@@ -547,10 +612,12 @@ static void rb_finish_record(struct rb_handle *h)
  *	and is increased by 8 when @rb has RB_SIZE_AT_END
  * @lid: what a PERF_RECORD_LOST written first (if records were lost) says
  *
- * Call with interrupts in any state, from any context but NMI, with @rb
- * kept alive by RCU (rcu_read_lock() or preemption disabled).  On
- * success write exactly header->size bytes (minus the trailer) with
- * rb_output_copy(), then call rb_output_end().
+ * Call with interrupts in any state, from any context but NMI, inside an
+ * RCU read-side section (rcu_read_lock(), or preemption or interrupts
+ * disabled) that also keeps @rb alive and lasts until rb_output_end():
+ * rb_set_paused() relies on it.  On success write exactly header->size
+ * bytes (minus the trailer) with rb_output_copy(), then call
+ * rb_output_end().
  *
  * Return: 0, or -ENOSPC when the record was dropped (paused, full in
  * back-pressure mode, larger than the buffer); it is then counted as lost.
@@ -560,7 +627,7 @@ int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
 		    const struct rb_lost_id *lid)
 {
 	unsigned int trailer = rb_size_at_end(rb) ? sizeof(u64) : 0;
-	unsigned long tail, offset, head, size, lost_size = 0;
+	unsigned long offset, head, size, lost_size;
 	struct {
 		struct perf_event_header header;
 		u64 id;
@@ -575,23 +642,17 @@ int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
 	if (unlikely(size > U16_MAX || !IS_ALIGNED(size, sizeof(u64))))
 		goto lost;
 
-	if (unlikely(local_read(&rb->lost)))
-		lost_size = sizeof(lost_ev) + lid->sample_id_len + trailer;
-
+	lost_size = rb_lost_size(rb, lid->sample_id_len);
 	rb_get_handle(h, rb);
 	do {
-		tail = READ_ONCE(rb->user_page->data_tail);
 		offset = local_read(&rb->head);
 		head = offset + size + lost_size;
-		if (unlikely(size + lost_size >= rb_data_size(rb)))
-			goto fail;
 		/*
 		 * A: the stores to the data below depend on this comparison
 		 * with data_tail (control dependency), so they cannot be
 		 * done before the reader released the space. Matches D.
 		 */
-		if (!rb->overwrite &&
-		    CIRC_SPACE(offset, tail, rb_data_size(rb)) < size + lost_size)
+		if (!rb_fits(rb, offset, size + lost_size))
 			goto fail;
 	} while (local_cmpxchg(&rb->head, offset, head) != offset);
 
@@ -624,8 +685,7 @@ int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
 fail:
 	rb_put_handle(h, rb);
 lost:
-	local_inc(&rb->lost);
-	atomic64_inc(&rb->lost_total);
+	rb_count_lost(rb);
 	return -ENOSPC;
 }
 

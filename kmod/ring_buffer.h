@@ -144,6 +144,7 @@ void rb_set_paused(struct pevt_rb *rb, bool paused);
 void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
 			 u64 running);
 
+bool rb_output_drop(struct pevt_rb *rb, unsigned int size, unsigned int id_len);
 int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
 		    struct perf_event_header *header,
 		    const struct rb_lost_id *lid);

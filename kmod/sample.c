@@ -10,11 +10,16 @@
  * writes a sample every n-th call: a deterministic record source for tests.
  * Other tracepoints are refused (-EOPNOTSUPP).
  *
- * cpu-clock / task-clock with sample_period (ns) or freq/sample_freq: a
- * source that counts like sw.c's clocks (local_clock() while ACTIVE) and
- * samples from a per-event hrtimer, pinned to the event's CPU, like perf's
- * perf_swevent_hrtimer().  It is registered before sw.c so that it claims
- * the sampling clocks; counting clocks stay with sw.c.
+ * Like a stock tracepoint event, it fires in kernel mode: with
+ * exclude_kernel it neither counts nor samples (perf_tp_event_match());
+ * exclude_user/hv/idle change nothing.  Its samples carry the registers
+ * of the system call (user mode), where stock perf records the kernel
+ * caller of the tracepoint.  Like perf, which never throttles the single
+ * overflow of a software event (perf_swevent_overflow()), its samples are
+ * not rate limited: each one is paid for by a system call of the
+ * monitored task.
+ *
+ * The sampling clocks are sw.c's.
  *
  * Side-band: task_rename, sched_process_fork and sched_process_exit feed
  * PERF_RECORD_COMM/FORK/EXIT (output.c) to events with attr.comm/task.
@@ -34,9 +39,6 @@
 #include <linux/tracepoint.h>
 #include <linux/trace_events.h>
 #include <linux/sched.h>
-#include <linux/sched/clock.h>
-#include <linux/hrtimer.h>
-#include <asm/irq_regs.h>
 
 #include "internal.h"
 #include "output.h"
@@ -71,7 +73,8 @@ static void tp_sys_enter_probe(void *data, struct pt_regs *regs, long id)
 		struct pevt_event *event = p->event;
 		u64 period = event->attr.sample_period;
 
-		if (READ_ONCE(p->stopped))
+		/* A kernel tracepoint: never in user mode (see above). */
+		if (READ_ONCE(p->stopped) || event->attr.exclude_kernel)
 			continue;
 		/*
 		 * ctx->lock: the sample reads the group, whose lists change
@@ -194,132 +197,6 @@ static struct pevt_source_ops tp_source = {
 	.read		= tp_read,
 };
 
-/* ---- sampling clocks (hrtimer) ------------------------------------- */
-
-#define CLK_MIN_PERIOD	10000ULL	/* ns, perf's floor for clock sampling */
-
-struct clk_priv {
-	struct hrtimer		timer;
-	struct pevt_event	*event;
-	u64			period;		/* ns between samples */
-	u64			left;		/* ns of the period left at stop */
-};
-
-static void clk_read(struct pevt_event *event)
-{
-	u64 now = local_clock();
-	u64 prev = local64_xchg(&event->prev_count, now);
-
-	local64_add(now - prev, &event->count);
-}
-
-static enum hrtimer_restart clk_timer_fn(struct hrtimer *timer)
-{
-	struct clk_priv *p = container_of(timer, struct clk_priv, timer);
-	struct pevt_event *event = p->event;
-
-	/*
-	 * Hard irq on the event's CPU.  No ctx->lock: del() cancels this
-	 * timer under it; the context is active here, so its lists only
-	 * change through IPIs to this CPU, which wait for us.
-	 */
-	if (READ_ONCE(event->state) != PEVT_STATE_ACTIVE)
-		return HRTIMER_NORESTART;
-	clk_read(event);
-	pevt_output_sample(event, get_irq_regs(), p->period);
-	hrtimer_forward_now(timer, ns_to_ktime(p->period));
-	return HRTIMER_RESTART;
-}
-
-static int clk_init(struct pevt_event *event)
-{
-	struct perf_event_attr *attr = &event->attr;
-	struct clk_priv *p;
-	u64 period;
-	int ret;
-
-	if (attr->type != PERF_TYPE_SOFTWARE ||
-	    (attr->config != PERF_COUNT_SW_CPU_CLOCK &&
-	     attr->config != PERF_COUNT_SW_TASK_CLOCK) ||
-	    !(attr->freq ? attr->sample_freq : attr->sample_period))
-		return -ENOENT;	/* counting clocks: sw.c */
-	ret = pevt_output_check_attr(attr);
-	if (ret)
-		return ret;
-	/* perf_swevent_init_hrtimer(): a frequency becomes a fixed period. */
-	period = attr->freq ? div64_u64(NSEC_PER_SEC, attr->sample_freq) :
-			      attr->sample_period;
-	period = max(period, CLK_MIN_PERIOD);
-
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	p->event = event;
-	p->period = period;
-	hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	p->timer.function = clk_timer_fn;
-	event->src_priv = p;
-	return 0;
-}
-
-static void clk_destroy(struct pevt_event *event)
-{
-	struct clk_priv *p = event->src_priv;
-
-	hrtimer_cancel(&p->timer);
-	event->src_priv = NULL;
-	kfree(p);
-}
-
-static void clk_start(struct pevt_event *event, int flags)
-{
-	struct clk_priv *p = event->src_priv;
-
-	local64_set(&event->prev_count, local_clock());
-	/* Resume the period where it stopped (perf_swevent_start_hrtimer()). */
-	hrtimer_start(&p->timer, ns_to_ktime(p->left ?: p->period),
-		      HRTIMER_MODE_REL_PINNED_HARD);
-	p->left = 0;
-}
-
-static void clk_stop(struct pevt_event *event, int flags)
-{
-	struct clk_priv *p = event->src_priv;
-
-	/* On the timer's CPU with irqs off: the callback is not running. */
-	if (hrtimer_active(&p->timer)) {
-		s64 left = ktime_to_ns(hrtimer_get_remaining(&p->timer));
-
-		p->left = left > 0 ? left : 0;
-	}
-	hrtimer_cancel(&p->timer);
-	clk_read(event);
-}
-
-static int clk_add(struct pevt_event *event, int flags)
-{
-	if (flags & PERF_EF_START)
-		clk_start(event, flags);
-	return 0;
-}
-
-static void clk_del(struct pevt_event *event, int flags)
-{
-	clk_stop(event, PERF_EF_UPDATE);
-}
-
-static struct pevt_source_ops clk_source = {
-	.name		= "sampling-clock",
-	.caps		= PEVT_SRC_SOFTWARE,
-	.init		= clk_init,
-	.destroy	= clk_destroy,
-	.add		= clk_add,
-	.del		= clk_del,
-	.start		= clk_start,
-	.stop		= clk_stop,
-	.read		= clk_read,
-};
-
 /* ---- side-band tracepoints ---------------------------------------- */
 
 static void sb_rename_probe(void *data, struct task_struct *task,
@@ -371,13 +248,13 @@ static void tp_lookup_sys_enter(void)
 }
 
 /**
- * pevt_sample_init() - register the sampling sources and side-band probes.
+ * pevt_sample_init() - register the tracepoint source, set up throttling.
  *
  * Return: 0 or -errno.
  */
 int pevt_sample_init(void)
 {
-	int cpu, ret;
+	int cpu;
 
 	for_each_possible_cpu(cpu)
 		INIT_HLIST_HEAD(per_cpu_ptr(&tp_active, cpu));
@@ -386,17 +263,8 @@ int pevt_sample_init(void)
 	if (!tp_rename || !tp_fork || !tp_exit)
 		return -ENOENT;
 
-	ret = pevt_source_register(&tp_source);
-	if (ret)
-		return ret;
-	ret = pevt_source_register(&clk_source);
-	if (ret)
-		goto err_clk;
-	return 0;
-
-err_clk:
-	pevt_source_unregister(&tp_source);
-	return ret;
+	pevt_throttle_init();
+	return pevt_source_register(&tp_source);
 }
 
 /**
@@ -441,8 +309,8 @@ out:
  */
 void pevt_sample_exit(void)
 {
-	pevt_source_unregister(&clk_source);
 	pevt_source_unregister(&tp_source);
+	pevt_throttle_exit();
 	if (sb_registered) {
 		tracepoint_probe_unregister(tp_exit, sb_exit_probe, NULL);
 		tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);

@@ -66,9 +66,6 @@ static unsigned int vpmu_linger_ms = 2000;
 module_param_named(vpmu_probe_linger_ms, vpmu_linger_ms, uint, 0644);
 MODULE_PARM_DESC(vpmu_probe_linger_ms, "keep unused vPMU probes registered this long (ms, default 2000)");
 
-/* Shortest sampling period for the time source: keeps the hrtimer sane. */
-#define VPMU_MIN_NS_PERIOD	10000ULL
-
 struct vpmu_cpu {
 	raw_spinlock_t lock;			/* protects used, owner */
 	u64 used;				/* slots held */
@@ -448,7 +445,7 @@ static enum hrtimer_restart vpmu_hrtimer(struct hrtimer *t)
 	/* The overflow handler may have stopped (throttled) the counter. */
 	if (!c->active)
 		return HRTIMER_NORESTART;
-	hrtimer_forward_now(t, ns_to_ktime(max(c->period, VPMU_MIN_NS_PERIOD)));
+	hrtimer_forward_now(t, ns_to_ktime(max(c->period, PEVT_CLOCK_MIN_PERIOD)));
 	return HRTIMER_RESTART;
 }
 
@@ -514,7 +511,7 @@ void vpmu_counter_start(struct vpmu_counter *c)
 		c->left = c->period;
 	if (c->source == VPMU_SRC_CPU_NS)
 		hrtimer_start(&c->timer,
-			      ns_to_ktime(max_t(u64, c->left, VPMU_MIN_NS_PERIOD)),
+			      ns_to_ktime(max_t(u64, c->left, PEVT_CLOCK_MIN_PERIOD)),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 	else
 		pc->nr_sampling[c->source]++;
@@ -645,7 +642,7 @@ static void vpmu_stock_overflow(struct vpmu_counter *c, struct pt_regs *regs)
 	int rctx;
 
 	if (c->source == VPMU_SRC_CPU_NS)
-		c->period = max_t(u64, event->hw.sample_period, VPMU_MIN_NS_PERIOD);
+		c->period = max_t(u64, event->hw.sample_period, PEVT_CLOCK_MIN_PERIOD);
 	rctx = perf_swevent_get_recursion_context();
 	if (rctx < 0)
 		return;		/* delivered with the next overflow */
@@ -671,7 +668,7 @@ static void vpmu_pmu_start(struct perf_event *event, int flags)
 		s64 owed = -local64_read(&hwc->period_left);
 
 		s->c.period = s->c.source == VPMU_SRC_CPU_NS ?
-			max_t(u64, hwc->sample_period, VPMU_MIN_NS_PERIOD) : 1;
+			max_t(u64, hwc->sample_period, PEVT_CLOCK_MIN_PERIOD) : 1;
 		/* The time source's first tick: when the period completes. */
 		s->c.left = s->c.source == VPMU_SRC_CPU_NS && owed > 0 ?
 			owed : s->c.period;
@@ -868,14 +865,10 @@ static int vpmu_event_init(struct perf_event *event)
 	mask = vpmu_valid_mask(attr->config1);
 	if (attr->config1 & ~vpmu_all || !mask)
 		return -EINVAL;
-	/*
-	 * Sources count everything on the CPU: user/kernel/idle filters
-	 * cannot be honoured.  Guests and hypervisors never show up here, so
-	 * exclude_guest/exclude_hv are trivially true and accepted.
-	 */
-	if (attr->exclude_user || attr->exclude_kernel || attr->exclude_idle ||
-	    attr->exclude_host || attr->precise_ip ||
-	    has_branch_stack(event))
+	ret = vpmu_check_filters(attr);
+	if (ret)
+		return ret;
+	if (attr->precise_ip || has_branch_stack(event))
 		return -EOPNOTSUPP;
 	ret = vpmu_validate_group(event, mask);
 	if (ret)
@@ -900,6 +893,25 @@ static int vpmu_event_init(struct perf_event *event)
 err_free:
 	kfree(s);
 	return ret;
+}
+
+/**
+ * vpmu_check_filters() - refuse the exclusions a vPMU counter cannot honour
+ * @attr: the attr of a vPMU event, stock or pevt
+ *
+ * Sources count everything on the CPU: user/kernel/idle/host filters
+ * cannot be honoured.  Guests and hypervisors never show up here, so
+ * exclude_guest/exclude_hv are trivially true and accepted.  One rule for
+ * both paths (vpmu_event_init() and pevt's vpmu_src.c).
+ *
+ * Return: 0 or -EOPNOTSUPP.
+ */
+int vpmu_check_filters(const struct perf_event_attr *attr)
+{
+	if (attr->exclude_user || attr->exclude_kernel || attr->exclude_idle ||
+	    attr->exclude_host)
+		return -EOPNOTSUPP;
+	return 0;
 }
 
 /**

@@ -21,8 +21,16 @@
 #include <linux/hrtimer.h>
 
 struct pt_regs;
+struct perf_event_attr;
 
 #define VPMU_MAX_COUNTERS	64
+
+/*
+ * Shortest period of hrtimer sampling, ns: perf's floor for its clocks
+ * (perf_swevent_init_hrtimer()), for pevt's clocks and the vPMU's time
+ * source alike.
+ */
+#define PEVT_CLOCK_MIN_PERIOD	10000ULL
 
 /**
  * enum vpmu_source - what a vPMU counter counts while it is active
@@ -121,6 +129,7 @@ void vpmu_exit(void);
 
 unsigned int vpmu_nr_counters(void);
 int vpmu_perf_type(void);
+int vpmu_check_filters(const struct perf_event_attr *attr);
 u64 vpmu_valid_mask(u64 mask);
 
 int vpmu_slot_get(int cpu, u64 allowed, enum vpmu_owner owner);

@@ -41,6 +41,10 @@ static int vsrc_init(struct pevt_event *event)
 	mask = vpmu_valid_mask(attr->config1);
 	if (!mask || (attr->config1 & ~vpmu_valid_mask(0)))
 		return -EINVAL;
+	/* The same filters as through perf_event_open(). */
+	ret = vpmu_check_filters(attr);
+	if (ret)
+		return ret;
 	/*
 	 * Counting only through /dev/pevt: sample_period and sample_freq
 	 * share a field, so this refuses period and freq sampling alike

@@ -18,7 +18,12 @@
  *   stock-wb   perf_event_open() with attr.write_backward, read from
  *              data_head (PEVT_READ_WRITE_BACKWARD)
  *
- * 1. Cost: the four events open at once, the calls timed in small chunks
+ * Two more subjects measure the cost of a dropped record (issue 13, item
+ * 15): pevt-drop and stock-drop are pevt and stock-fwd on a writable
+ * (back-pressure) mapping that is filled before the timed rounds and never
+ * drained, so every record of theirs is dropped and counted as lost.
+ *
+ * 1. Cost: the six events open at once, the calls timed in small chunks
  *    with one event or none enabled, interleaved; ns per record is a
  *    subject's chunk minus the bare chunk of the same round, per call,
  *    median over rounds, then median of the repetitions (cost_once()).
@@ -30,9 +35,16 @@
  *    how many of the newest records still lay wholly in the buffer,
  *    computed from data_head alone.
  *
+ * 3. Pause: PAUSE_OUTPUT while a thread on another CPU writes (16 events
+ *    of it sharing one buffer), then watch data_head: in how many of
+ *    `trials` did it still move after the ioctl returned (pevt waits for
+ *    writers in flight, perf does not)?
+ *
  * Not a test: prints a table (ratios to stock) and writes JSON.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,10 +62,17 @@
 
 #include "main.h"
 
-enum { S_SAE, S_PEVT, S_FWD, S_WB, NR_SUBJECTS };
+/* The first NR_RECOVERY subjects also run the recovery; the drop ones not. */
+enum { S_SAE, S_PEVT, S_FWD, S_WB, NR_RECOVERY,
+       S_PEVT_DROP = NR_RECOVERY, S_STOCK_DROP, NR_SUBJECTS };
 
 static const char *const subject_name[NR_SUBJECTS] = {
-	"pevt-sae", "pevt", "stock-fwd", "stock-wb",
+	"pevt-sae", "pevt", "stock-fwd", "stock-wb", "pevt-drop", "stock-drop",
+};
+
+/* What a drop subject's cost is compared with: the same record, written. */
+static const int drop_of[NR_SUBJECTS] = {
+	[S_PEVT_DROP] = S_PEVT, [S_STOCK_DROP] = S_FWD,
 };
 
 #define SAMPLE_TYPE	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -90,12 +109,14 @@ struct result {
 	double ns[MAX_REPS];		/* per repetition */
 	double ns_median;
 	double vs_fwd, vs_wb;		/* medians of per-repetition ratios */
+	double vs_written;		/* drop subjects: vs the written record */
 	struct recovery rec;
 	bool has_reader;
 };
 
 struct bench {
-	unsigned long calls, records, pages, reps;
+	unsigned long calls, records, pages, reps, trials;
+	unsigned long moved[2];		/* pause trials: pevt, stock */
 	int tp_id;
 	pid_t pid, tid;
 	double base[MAX_REPS], base_median;
@@ -115,8 +136,8 @@ static int open_subject(const struct bench *b, int s)
 		.sample_type = SAMPLE_TYPE,
 	};
 	LIBPEVT_OPTS(pevt_open_opts, opts,
-		     .backend = (s == S_FWD || s == S_WB) ? PEVT_BACKEND_PERF
-							 : PEVT_BACKEND_DEVICE);
+		     .backend = (s == S_FWD || s == S_WB || s == S_STOCK_DROP) ?
+				PEVT_BACKEND_PERF : PEVT_BACKEND_DEVICE);
 
 	if (s == S_SAE)
 		a.sample_type |= PEVT_SAMPLE_SIZE_AT_END;
@@ -152,8 +173,10 @@ static struct pevt_mmap *subject_map(const struct bench *b, int s, int *fdp)
 	static const enum pevt_read_mode mode[NR_SUBJECTS] = {
 		PEVT_READ_BACKWARD_SIZE_AT_END, PEVT_READ_FORWARD,
 		PEVT_READ_FORWARD, PEVT_READ_WRITE_BACKWARD,
+		PEVT_READ_FORWARD, PEVT_READ_FORWARD,
 	};
-	LIBPEVT_OPTS(pevt_mmap_opts, o, .mode = mode[s], .writable = false);
+	LIBPEVT_OPTS(pevt_mmap_opts, o, .mode = mode[s],
+		     .writable = s >= S_PEVT_DROP);
 	struct pevt_mmap *map;
 	int fd;
 
@@ -202,6 +225,12 @@ static int cost_once(struct bench *b, unsigned long rep)
 		map[s] = subject_map(b, s, &fd[s]);
 		if (!map[s])
 			goto out;
+		if (s < S_PEVT_DROP)
+			continue;
+		/* Fill the back-pressure buffer: from now on every record drops. */
+		ioctl(fd[s], PERF_EVENT_IOC_ENABLE, 0);
+		workload(pevt_mmap__data_size(map[s]) / record_size(s) + 16);
+		ioctl(fd[s], PERF_EVENT_IOC_DISABLE, 0);
 	}
 	for (i = 0; i < n; i++) {
 		for (k = 0; k <= NR_SUBJECTS; k++) {
@@ -323,6 +352,102 @@ out:
 	return 0;
 }
 
+struct pause_writer {
+	pid_t tid;
+	volatile int ready, stop;
+};
+
+static void *pause_writer(void *arg)
+{
+	struct pause_writer *w = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	w->tid = syscall(SYS_gettid);
+	w->ready = 1;
+	while (!w->stop)
+		syscall(SYS_getppid);
+	return NULL;
+}
+
+#define PAUSE_EVENTS	16
+
+/*
+ * The pause race: a thread on CPU 1 makes system calls, each sampled by
+ * PAUSE_EVENTS events sharing one overwrite buffer; this thread, on CPU 0,
+ * resumes the buffer, sleeps, pauses it, and sees whether data_head
+ * still moves while it sleeps again.  Sleeping, not spinning: under
+ * single-threaded TCG the writer's vCPU only runs while this one idles.
+ */
+static int pause_race(const struct bench *b, enum pevt_backend be,
+		      unsigned long *moved)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_TRACEPOINT,
+		.config = b->tp_id, .sample_period = 1,
+		.sample_type = SAMPLE_TYPE,
+	};
+	LIBPEVT_OPTS(pevt_open_opts, opts, .backend = be);
+	LIBPEVT_OPTS(pevt_mmap_opts, o, .mode = PEVT_READ_FORWARD);
+	struct pause_writer w = { 0 };
+	struct pevt_mmap *map = NULL;
+	int fd[PAUSE_EVENTS], n = 0, err = -1;
+	unsigned long t;
+	cpu_set_t set, old;
+	pthread_t th;
+
+	*moved = 0;
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) ||
+	    pthread_create(&th, NULL, pause_writer, &w)) {
+		p_err("pause: needs CPUs 0 and 1 and a thread");
+		return -1;
+	}
+	while (!w.ready)
+		sched_yield();
+	for (n = 0; n < PAUSE_EVENTS; n++) {
+		fd[n] = pevt_open(&a, w.tid, -1, -1, &opts);
+		if (fd[n] < 0) {
+			p_err("pause: open: %s", strerror(-fd[n]));
+			goto out;
+		}
+		if (n && ioctl(fd[n], PERF_EVENT_IOC_SET_OUTPUT, fd[0])) {
+			p_err("pause: SET_OUTPUT: %s", strerror(errno));
+			n++;
+			goto out;
+		}
+		if (!n && !(map = pevt_mmap__new(fd[0], b->pages, &o))) {
+			p_err("pause: mmap: %s", strerror(errno));
+			n++;
+			goto out;
+		}
+	}
+	for (t = 0; t < b->trials; t++) {
+		uint64_t head;
+
+		ioctl(fd[0], PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+		usleep(200);
+		ioctl(fd[0], PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
+		head = pevt_mmap__read_head(map);
+		usleep(200);
+		*moved += pevt_mmap__read_head(map) != head;
+	}
+	err = 0;
+out:
+	w.stop = 1;
+	pthread_join(th, NULL);
+	if (map)
+		pevt_mmap__delete(map);
+	while (n--)
+		close(fd[n]);
+	sched_setaffinity(0, sizeof(old), &old);
+	return err;
+}
+
 static double ratio(double a, double b)
 {
 	return b > 0 ? a / b : 0.0;
@@ -338,16 +463,22 @@ static void print_table(const struct bench *b)
 	       b->calls, b->reps, b->pages);
 	printf("a getppid() alone: %.0f ns\n\n", b->base_median);
 	printf("cost             bytes  ns/record  vs stock-fwd  vs stock-wb  (medians of per-repetition ratios)\n");
-	for (s = 0; s < NR_SUBJECTS; s++)
+	for (s = 0; s < NR_RECOVERY; s++)
 		printf("  %-12s %7u %10.0f %13.2f %12.2f\n", subject_name[s],
 		       b->res[s].record_size, b->res[s].ns_median,
 		       b->res[s].vs_fwd, b->res[s].vs_wb);
+	printf("\ndropped record (back-pressure buffer full, never drained)\n"
+	       "                 bytes  ns/record  vs written  (written: the same record, same backend)\n");
+	for (s = S_PEVT_DROP; s < NR_SUBJECTS; s++)
+		printf("  %-12s %7u %10.0f %11.2f  (%s)\n", subject_name[s],
+		       b->res[s].record_size, b->res[s].ns_median,
+		       b->res[s].vs_written, subject_name[drop_of[s]]);
 
 	printf("\nrecovery after %lu calls (%.1fx the stock-wb capacity), paused, read once\n",
 	       b->records, ratio(b->records, wb->rec.theoretical));
 	printf("  %-12s %9s %9s %9s %8s %9s %11s  %s\n", "subject", "recovered",
 	       "max", "provable", "vs max", "returned", "vs stock-wb", "reader stop");
-	for (s = 0; s < NR_SUBJECTS; s++) {
+	for (s = 0; s < NR_RECOVERY; s++) {
 		const struct recovery *r = &b->res[s].rec;
 
 		if (!b->res[s].has_reader) {
@@ -364,7 +495,7 @@ static void print_table(const struct bench *b)
 		       (unsigned long long)r->returned,
 		       ratio(r->valid, wb->rec.valid), r->stop);
 	}
-	for (s = 0; s < NR_SUBJECTS; s++) {
+	for (s = 0; s < NR_RECOVERY; s++) {
 		const struct recovery *r = &b->res[s].rec;
 
 		if (b->res[s].has_reader && r->provable >= 0 && s != S_FWD &&
@@ -373,6 +504,10 @@ static void print_table(const struct bench *b)
 			       subject_name[s], (unsigned long long)r->valid,
 			       (long long)r->provable);
 	}
+	if (b->trials)
+		printf("\npause: data_head moved after PAUSE_OUTPUT returned, writer on another CPU: "
+		       "pevt %lu of %lu trials, stock %lu of %lu\n", b->moved[0],
+		       b->trials, b->moved[1], b->trials);
 }
 
 static void print_json(const struct bench *b, FILE *f)
@@ -399,6 +534,11 @@ static void print_json(const struct bench *b, FILE *f)
 			fprintf(f, "%s%.1f", i ? "," : "", res->ns[i]);
 		fprintf(f, "],\"ns_vs_stock_fwd\":%.4f,\"ns_vs_stock_wb\":%.4f,",
 			res->vs_fwd, res->vs_wb);
+		if (s >= NR_RECOVERY) {
+			fprintf(f, "\"ns_vs_written\":%.4f,\"written\":\"%s\"}",
+				res->vs_written, subject_name[drop_of[s]]);
+			continue;
+		}
 		fprintf(f, "\"recovery\":{\"generated\":%llu,\"head_bytes\":%llu,"
 			"\"written\":%llu,\"theoretical_max\":%llu,\"provable\":%lld,",
 			(unsigned long long)r->generated,
@@ -418,19 +558,22 @@ static void print_json(const struct bench *b, FILE *f)
 			fprintf(f, "\"recovered\":null,");
 		fprintf(f, "\"stop\":\"%s\"}}", r->stop);
 	}
-	fprintf(f, "}}\n");
+	fprintf(f, "},\"pause\":{\"trials\":%lu,\"pevt_moved\":%lu,"
+		"\"stock_moved\":%lu}}\n", b->trials, b->moved[0], b->moved[1]);
 }
 
 static int do_help(void)
 {
 	fprintf(stderr,
-		"Usage: %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
+		"Usage: %s bench output [calls N] [records N] [pages P] [reps R] [trials T] [json FILE]\n"
 		"\n"
 		"  One workload (getppid() calls, each a raw_syscalls:sys_enter sample with\n"
 		"  IP|TID|TIME|READ, READ = sequence number) into read-only (overwrite)\n"
 		"  buffers of four subjects: pevt-sae (/dev/pevt + PEVT_SAMPLE_SIZE_AT_END),\n"
 		"  pevt (no trailer), stock-fwd (perf_event_open, forward), stock-wb\n"
-		"  (perf_event_open, write_backward).  Needs root, tracefs and pevt.ko.\n"
+		"  (perf_event_open, write_backward); pevt-drop and stock-drop: the cost of\n"
+		"  a dropped record (full back-pressure buffer); the pause race (data_head\n"
+		"  moving after PAUSE_OUTPUT).  Needs root, tracefs, 2 CPUs and pevt.ko.\n"
 		"\n"
 		"  calls N    calls per subject and cost repetition, >= %d (default 50000),\n"
 		"             timed in chunks of %d, interleaved with the other subjects'\n"
@@ -438,6 +581,7 @@ static int do_help(void)
 		"  records N  calls for the recovery run (default: 10x the stock-wb capacity)\n"
 		"  pages P    data pages per buffer, a power of two (default 8)\n"
 		"  reps R     cost repetitions, median reported (default 5, max %d)\n"
+		"  trials T   pause trials per backend (default 300)\n"
 		"  json FILE  also write the results as JSON (--json: JSON on stdout)\n",
 		bin_name, CHUNK, CHUNK, MAX_REPS);
 	return 0;
@@ -458,7 +602,7 @@ static int parse_ulong(const char *what, const char *arg, unsigned long *v)
 
 int bench_output(int argc, char **argv)
 {
-	struct bench b = { .calls = 50000, .pages = 8, .reps = 5 };
+	struct bench b = { .calls = 50000, .pages = 8, .reps = 5, .trials = 300 };
 	const char *json = NULL;
 	unsigned long rep;
 	long page = sysconf(_SC_PAGESIZE);
@@ -480,6 +624,8 @@ int bench_output(int argc, char **argv)
 			v = &b.pages;
 		else if (is_prefix(opt, "reps"))
 			v = &b.reps;
+		else if (is_prefix(opt, "trials"))
+			v = &b.trials;
 		else if (!is_prefix(opt, "json")) {
 			p_err("unknown argument '%s'", opt);
 			return -1;
@@ -516,7 +662,7 @@ int bench_output(int argc, char **argv)
 	b.tid = syscall(SYS_gettid);
 	for (s = 0; s < NR_SUBJECTS; s++) {
 		b.res[s].record_size = record_size(s);
-		b.res[s].has_reader = s != S_PEVT;
+		b.res[s].has_reader = s != S_PEVT && s < NR_RECOVERY;
 	}
 
 	for (rep = 0; rep < b.reps; rep++)
@@ -535,9 +681,18 @@ int bench_output(int argc, char **argv)
 		for (rep = 0; rep < b.reps; rep++)
 			tmp[rep] = ratio(b.res[s].ns[rep], b.res[S_WB].ns[rep]);
 		b.res[s].vs_wb = median(tmp, b.reps);
-		if (recover(&b, s))
+		if (s >= NR_RECOVERY) {
+			for (rep = 0; rep < b.reps; rep++)
+				tmp[rep] = ratio(b.res[s].ns[rep],
+						 b.res[drop_of[s]].ns[rep]);
+			b.res[s].vs_written = median(tmp, b.reps);
+		} else if (recover(&b, s)) {
 			return -1;
+		}
 	}
+	if (b.trials && (pause_race(&b, PEVT_BACKEND_DEVICE, &b.moved[0]) ||
+			 pause_race(&b, PEVT_BACKEND_PERF, &b.moved[1])))
+		return -1;
 
 	if (json_output)
 		print_json(&b, stdout);
