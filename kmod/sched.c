@@ -45,6 +45,8 @@
 #include <linux/seq_file.h>
 #include <linux/smp.h>
 #include <linux/cpu.h>
+#include <linux/workqueue.h>
+#include <linux/sched/clock.h>
 
 #include "internal.h"
 #include "rotation.h"
@@ -85,8 +87,24 @@ struct sched_saved {
 	void			*ws;
 };
 
+/*
+ * A planning request: the planner's input as collected on the CPU (irqs
+ * off), planned later by sched_plan_work() in process context.
+ */
+struct sched_req {
+	u64			gen;	/* sc->gen when made */
+	u32			nr;
+	u64			foreign;
+	struct pevt_context	*tctx;
+	struct sched_key	key[SCHED_MAX_GROUPS];
+	struct rot_group	groups[SCHED_MAX_GROUPS + 1];
+	u64			masks[SCHED_MAX_MASKS];
+	u64			fmasks[VPMU_MAX_COUNTERS];
+};
+
 struct sched_cpu {
 	struct hrtimer		timer;
+	int			cpu;
 	raw_spinlock_t		slock;	/* cache fields, for remote readers */
 	bool			in_tick;
 	bool			bypass;	/* classic pass inside rotid */
@@ -117,6 +135,23 @@ struct sched_cpu {
 	u64			hits;	/* key changes served by a saved plan */
 	u64			runs;	/* tick (hrtimer) runs */
 	struct sched_saved	saved[SCHED_SAVED];
+	/*
+	 * Planning out of irq-off context: the CPU fills req (slock held)
+	 * and queues work; the work copies it to wreq, plans into pend
+	 * (only the work touches pend; slock not held), parks the result
+	 * with the other parked plans (sched_park_pend()) and IPIs the CPU,
+	 * which takes it like any parked plan if its pair is current.  Until
+	 * then what ran keeps running (classic rotation at the tick).
+	 */
+	struct work_struct	work;
+	u64			gen;	/* bumped by every request and forget */
+	bool			req_live; /* req not yet answered by pend */
+	int			req_err; /* rot_plan() error for req, or 0 */
+	struct sched_req	req;
+	struct sched_req	wreq;	/* the work's copy */
+	struct sched_saved	pend;	/* the work's result */
+	u64			plan_ns_max; /* longest rot_plan() (work) */
+	u64			pass_ns_max; /* longest tick/IPI pass */
 	/* Scratch, valid inside one critical section only. */
 	struct sched_key	nkey[SCHED_MAX_GROUPS];
 	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
@@ -335,24 +370,80 @@ static bool sched_find_saved(struct sched_cpu *sc, u32 n,
 			     struct pevt_context *tctx, u64 foreign)
 {
 	struct sched_saved *sv = sched_lookup_saved(sc, n, foreign);
+
+	if (sv)
+		sched_take_saved(sc, sv, tctx);
+	return sv;
+}
+
+/*
+ * The work's fresh plan in sc->pend joins the parked plans, in the least
+ * recently used place (pend gets that place's workspace): whichever of
+ * the IPI, the tick or the next switch meets the pair takes it from
+ * there.  The pair need not be the CPU's current one any more (the
+ * work's own kworker may be running there).  slock held.
+ */
+static void sched_park_pend(struct sched_cpu *sc)
+{
 	struct sched_saved *lru = &sc->saved[0];
 	u32 i;
 
-	if (sv) {
-		sched_take_saved(sc, sv, tctx);
-		return true;
-	}
 	for (i = 0; i < SCHED_SAVED; i++) {
-		sv = &sc->saved[i];
+		struct sched_saved *sv = &sc->saved[i];
+
 		if (!sv->valid || (lru->valid && sv->used < lru->used))
 			lru = sv;
 	}
-	if (sc->valid)
-		sched_swap_saved(sc, lru);	/* lru's workspace becomes ours */
-	return false;
+	swap(*lru, sc->pend);
+	lru->used = sc->plans + sc->hits;
+	sc->pend.valid = false;
 }
 
-/* Forget every plan of this CPU (policy change).  slock held. */
+/*
+ * Ask for a plan of the pair whose groups sched_build(..., true) just
+ * collected (nkey/groups/masks, n groups), around @foreign.  A request
+ * already made for exactly this is not repeated.  slock held, irqs off.
+ * Return: 0, or the planner's error for this very request (the caller
+ * then runs classic for the CPU).
+ */
+static void sched_replan_ipi(void *info);
+
+static int sched_request(struct sched_cpu *sc, u32 n,
+			 struct pevt_context *tctx, u64 foreign)
+{
+	struct sched_req *q = &sc->req;
+	bool same = sc->req_live && q->nr == n && q->foreign == foreign &&
+		    q->tctx == tctx;
+	u32 g, m = 0;
+	u64 f;
+
+	for (g = 0; same && g < n; g++)
+		same = sched_key_eq(&q->key[g], &sc->nkey[g]);
+	if (same)
+		return sc->req_err;
+	q->gen = ++sc->gen;
+	q->nr = n;
+	q->foreign = foreign;
+	q->tctx = tctx;
+	memcpy(q->key, sc->nkey, n * sizeof(q->key[0]));
+	memcpy(q->masks, sc->masks, sizeof(q->masks));
+	for (g = 0; g < n; g++) {
+		q->groups[g + 1] = sc->groups[g + 1];
+		q->groups[g + 1].masks = q->masks + (sc->groups[g + 1].masks - sc->masks);
+	}
+	/* The stock side's slots: one pinned group in front. */
+	for (f = foreign; f; f &= f - 1)
+		q->fmasks[m++] = BIT_ULL(__ffs64(f));
+	q->groups[0].masks = q->fmasks;
+	q->groups[0].nr_members = m;
+	q->groups[0].flags = ROT_F_PINNED;
+	sc->req_live = true;
+	sc->req_err = 0;
+	queue_work_on(smp_processor_id(), system_highpri_wq, &sc->work);
+	return 0;
+}
+
+/* Forget every plan of this CPU (policy change, offline).  slock held. */
 static void sched_forget(struct sched_cpu *sc)
 {
 	u32 i;
@@ -360,20 +451,26 @@ static void sched_forget(struct sched_cpu *sc)
 	sc->valid = false;
 	for (i = 0; i < SCHED_SAVED; i++)
 		sc->saved[i].valid = false;
+	sc->req_live = false;
+	sc->gen++;	/* a plan in progress is for nothing now */
 }
 
 /*
- * Plan if the key changed, advance the rotation if asked, and reschedule
- * the flexible groups of both contexts.  Both ctx locks held, times
- * updated, irqs off, on this CPU.  Return: true if the tick must run.
+ * Take the plan of the current key (current, parked, or just made by the
+ * work), advance the rotation if asked, and reschedule the flexible
+ * groups of both contexts.  Never plans: a key without a plan is sent to
+ * the work (sched_request()).  Both ctx locks held, times updated, irqs
+ * off, on this CPU.
+ * Return: 1 if the tick must run, 0 if not, -1 if no plan applies (too
+ * many groups, or the plan is being made): the caller runs classic.
  */
-static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
-			struct pevt_context *tctx, bool advance)
+static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
+		       struct pevt_context *tctx, bool advance)
 {
 	u64 foreign = vpmu_slots_foreign(smp_processor_id());
-	struct rot_input in;
 	bool same;
 	u32 n, g;
+	int err;
 
 	/*
 	 * The key only: the member masks are the planner's input and are
@@ -381,10 +478,9 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	 */
 	if (sched_build(sc, cctx, tctx, &n, false)) {
 		raw_spin_lock(&sc->slock);
-		sc->valid = false;
 		sc->overflow = true;
 		raw_spin_unlock(&sc->slock);
-		return false;	/* caller falls back to classic */
+		return -1;
 	}
 	same = sc->valid && sc->tctx == tctx && sc->nr == n &&
 	       sc->foreign == foreign;
@@ -401,47 +497,17 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	} else if (!sched_find_saved(sc, n, tctx, foreign)) {
 		/*
 		 * A pair not met before (one met before took its parked
-		 * plan above), or the stock side's slots changed: plan.
-		 * Same walk, same result (both ctx locks held), now with
-		 * masks; the stock side's slots are a pinned group first.
+		 * plan above), or the stock side's slots changed: ask the
+		 * work to plan.  Same walk, same result (both ctx locks
+		 * held), now with masks.
 		 */
 		sched_build(sc, cctx, tctx, &n, true);
-		in.groups = sc->groups + 1;
-		in.nr_groups = n;
-		if (foreign) {
-			u32 m = 0;
-			u64 f;
-
-			for (f = foreign; f; f &= f - 1)
-				sc->fmasks[m++] = BIT_ULL(__ffs64(f));
-			sc->groups[0].masks = sc->fmasks;
-			sc->groups[0].nr_members = m;
-			sc->groups[0].flags = ROT_F_PINNED;
-			in.groups = sc->groups;
-			in.nr_groups = n + 1;
-		}
-		in.nr_counters = vpmu_nr_counters();
-		memcpy(sc->key, sc->nkey, n * sizeof(sc->key[0]));
-		sc->nr = n;
-		sc->tctx = tctx;
-		sc->foreign = foreign;
-		sc->plans++;
-		sc->valid = !rot_plan(&in, sc->ws, sc->ws_size, &sc->plan);
-		if (!sc->valid)
-			sc->overflow = true;
-		/*
-		 * Continue the cycle rather than restart at 0: a pair that
-		 * fell out of the saved plans replans when it comes back, and
-		 * restarting would favour rotation 0.
-		 */
-		if (sc->valid && sc->plan.nr_rotations)
-			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
-		else
-			sc->r = 0;
+		err = sched_request(sc, n, tctx, foreign);
+		sc->overflow = err != 0;
+		raw_spin_unlock(&sc->slock);
+		return -1;
 	}
 	raw_spin_unlock(&sc->slock);
-	if (!sc->valid)
-		return false;
 	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
 
 	if (tctx)
@@ -452,6 +518,65 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	if (tctx)
 		sched_apply(sc, tctx, true);
 	return sc->plan.nr_rotations > 1 || sc->failed;
+}
+
+/*
+ * Process context: plan the CPU's latest request into pend, then have the
+ * CPU take it (sched_replan_ipi() -> sched_rotid() -> sched_find_saved()).
+ * rot_plan() runs preemptible here, never with irqs off.
+ */
+static void sched_plan_work(struct work_struct *work)
+{
+	struct sched_cpu *sc = container_of(work, struct sched_cpu, work);
+	struct sched_req *q = &sc->wreq;
+	struct rot_input in;
+	u64 gen, t0, dt;
+	int err;
+	u32 g;
+
+	raw_spin_lock_irq(&sc->slock);
+	if (!sc->req_live || sc->offline) {
+		raw_spin_unlock_irq(&sc->slock);
+		return;
+	}
+	*q = sc->req;
+	gen = q->gen;
+	raw_spin_unlock_irq(&sc->slock);
+
+	for (g = 0; g < q->nr; g++)
+		q->groups[g + 1].masks = q->masks + (q->groups[g + 1].masks - sc->req.masks);
+	q->groups[0].masks = q->fmasks;
+	in.groups = q->foreign ? q->groups : q->groups + 1;
+	in.nr_groups = q->foreign ? q->nr + 1 : q->nr;
+	in.nr_counters = vpmu_nr_counters();
+	t0 = local_clock();
+	err = rot_plan(&in, sc->pend.ws, sc->ws_size, &sc->pend.plan);
+	dt = local_clock() - t0;
+
+	raw_spin_lock_irq(&sc->slock);
+	sc->plans++;
+	sc->plan_ns_max = max(sc->plan_ns_max, dt);
+	if (gen == sc->gen) {	/* nothing newer asked meanwhile */
+		sc->req_err = err;
+		if (!err) {
+			sc->pend.valid = true;
+			sc->pend.nr = q->nr;
+			sc->pend.foreign = q->foreign;
+			sc->pend.tctx = q->tctx;
+			/* sched_take_saved() advances: start at rotation 0 */
+			sc->pend.r = sc->pend.plan.nr_rotations ?
+				     sc->pend.plan.nr_rotations - 1 : 0;
+			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
+			sched_park_pend(sc);
+			sc->req_live = false;
+		}
+	}
+	raw_spin_unlock_irq(&sc->slock);
+	/*
+	 * The CPU takes it now.  No hotplug lock: an offline CPU gives
+	 * -ENXIO, and its plans are forgotten anyway.
+	 */
+	smp_call_function_single(sc->cpu, sched_replan_ipi, NULL, 1);
 }
 
 /* ---- classic (perf 6.1 perf_rotate_context) ------------------------ */
@@ -570,8 +695,18 @@ static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
 	if (tctx)
 		pevt_update_context_time(tctx);
 	if (READ_ONCE(sched_policy) == SCHED_ROTID) {
-		more = sched_rotid(sc, cctx, sched_plan_tctx(tctx), advance);
-		if (!sc->valid) {
+		int ret = sched_rotid(sc, cctx, sched_plan_tctx(tctx), advance);
+
+		more = ret > 0;
+		if (ret < 0 && !sc->overflow) {
+			/*
+			 * The plan is being made: keep what runs.  (A classic
+			 * rotation here would reorder the lists, i.e. change
+			 * the key the plan is being made for.)  The work's
+			 * IPI applies it; the tick keeps looking meanwhile.
+			 */
+			more = true;
+		} else if (ret < 0) {
 			sc->bypass = true;
 			more = advance ? sched_classic(cctx, tctx) :
 			       (cctx->rotate_necessary ||
@@ -597,9 +732,19 @@ static ktime_t sched_interval(void)
 	return ms_to_ktime(max(1U, READ_ONCE(mux_interval_ms)));
 }
 
+/* Longest tick or IPI pass (irqs off), for the plan file. */
+static void sched_pass_time(struct sched_cpu *sc, u64 t0)
+{
+	u64 dt = local_clock() - t0;
+
+	if (dt > sc->pass_ns_max)
+		WRITE_ONCE(sc->pass_ns_max, dt);
+}
+
 static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 {
 	struct sched_cpu *sc = container_of(t, struct sched_cpu, timer);
+	u64 t0 = local_clock();
 	bool more;
 
 	/*
@@ -612,6 +757,7 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 	sc->in_tick = true;
 	more = sched_pass(sc, true, false);
 	sc->in_tick = false;
+	sched_pass_time(sc, t0);
 	if (!more)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, sched_interval());
@@ -639,6 +785,7 @@ static void sched_arm(struct sched_cpu *sc, ktime_t delay)
 static void sched_replan_ipi(void *info)
 {
 	struct sched_cpu *sc = this_cpu_read(sched_cpus);
+	u64 t0 = local_clock();
 
 	if (sc->in_tick || sc->offline)
 		return;
@@ -651,6 +798,7 @@ static void sched_replan_ipi(void *info)
 		sched_arm(sc, sched_interval());
 	else if (READ_ONCE(sched_policy) == SCHED_ROTID && sc->valid)
 		hrtimer_try_to_cancel(&sc->timer);
+	sched_pass_time(sc, t0);
 }
 
 /* ---- hooks ------------------------------------------------------- */
@@ -917,6 +1065,8 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->plans = sc->plans;
 		snap->hits = sc->hits;
 		snap->runs = sc->runs;
+		snap->plan_ns_max = sc->plan_ns_max;
+		snap->pass_ns_max = sc->pass_ns_max;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[sched_pg(sc, g)];
 			runs[g] = sc->plan.nr_runs[sched_pg(sc, g)];
@@ -924,11 +1074,12 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
 			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
-			   snap->runs, snap->valid ? snap->foreign : 0);
+			   snap->runs, snap->valid ? snap->foreign : 0,
+			   snap->plan_ns_max, snap->pass_ns_max);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,
@@ -998,6 +1149,8 @@ int pevt_sched_init(void)
 		if (!sc)
 			goto err;
 		per_cpu(sched_cpus, cpu) = sc;
+		sc->cpu = cpu;
+		INIT_WORK(&sc->work, sched_plan_work);
 		raw_spin_lock_init(&sc->slock);
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		sc->timer.function = pevt_sched_tick;
@@ -1005,6 +1158,9 @@ int pevt_sched_init(void)
 		if (!sc->ws)
 			goto err;
 		sc->ws_size = ws;
+		sc->pend.ws = kvzalloc(ws, GFP_KERNEL);
+		if (!sc->pend.ws)
+			goto err;
 		for (i = 0; i < SCHED_SAVED; i++) {
 			sc->saved[i].ws = kvzalloc(ws, GFP_KERNEL);
 			if (!sc->saved[i].ws)
@@ -1028,6 +1184,7 @@ err:
 
 		if (sc) {
 			kvfree(sc->ws);
+			kvfree(sc->pend.ws);
 			for (i = 0; i < SCHED_SAVED; i++)
 				kvfree(sc->saved[i].ws);
 		}
@@ -1054,8 +1211,10 @@ void pevt_sched_exit(void)
 
 		if (!sc)
 			continue;
+		cancel_work_sync(&sc->work);
 		hrtimer_cancel(&sc->timer);
 		kvfree(sc->ws);
+		kvfree(sc->pend.ws);
 		for (i = 0; i < SCHED_SAVED; i++)
 			kvfree(sc->saved[i].ws);
 		kvfree(sc);

@@ -278,8 +278,11 @@ TEST_F(sched, two_task_two_cpu)
 	scen_init(&s, 2, 2);
 	s.compete = 1;
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
-	if (is_rotid(variant))
+	if (is_rotid(variant)) {
+		TH_LOG("plan of CPU %d: R %d, plans %lld, saved-plan hits %lld, timer runs %lld",
+		       CPU, pi.R, pi.plans, pi.hits, pi.timer);
 		EXPECT_EQ(2, pi.R);
+	}
 	check_shares(_metadata, variant, &s, target);
 }
 
