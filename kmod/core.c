@@ -404,8 +404,18 @@ static void ctx_sched_in_new(struct pevt_context *ctx, struct pevt_event *event)
 		}
 	} else if (leader->state == PEVT_STATE_ACTIVE) {
 		if (event_sched_in(event, ctx)) {
+			/*
+			 * The whole group again, like perf's ctx_resched():
+			 * add() places the members by matching (vpmu_src.c),
+			 * so the leader may move out of the new one's way.
+			 */
 			pevt_group_sched_out(leader, ctx);
-			ctx->rotate_necessary = 1;
+			if (pevt_group_sched_in(leader, ctx)) {
+				if (leader->attr.pinned)
+					pevt_event_set_state(leader, PEVT_STATE_ERROR);
+				else
+					ctx->rotate_necessary = 1;
+			}
 		}
 	}
 }

@@ -45,6 +45,8 @@
 #include <linux/seq_file.h>
 #include <linux/smp.h>
 #include <linux/cpu.h>
+#include <linux/workqueue.h>
+#include <linux/sched/clock.h>
 
 #include "internal.h"
 #include "rotation.h"
@@ -78,25 +80,52 @@ struct sched_saved {
 	struct pevt_context	*tctx;
 	u32			nr;
 	u32			r;
+	u64			foreign; /* slots it was planned around */
 	u64			used;	/* sc->plans + hits when last current */
 	struct sched_key	key[SCHED_MAX_GROUPS];
 	struct rot_plan		plan;	/* points into ws */
 	void			*ws;
 };
 
+/*
+ * A planning request: the planner's input as collected on the CPU (irqs
+ * off), planned later by sched_plan_work() in process context.
+ */
+struct sched_req {
+	u64			gen;	/* sc->gen when made */
+	u32			nr;
+	u64			foreign;
+	struct pevt_context	*tctx;
+	struct sched_key	key[SCHED_MAX_GROUPS];
+	struct rot_group	groups[SCHED_MAX_GROUPS + 1];
+	u64			masks[SCHED_MAX_MASKS];
+	u64			fmasks[VPMU_MAX_COUNTERS];
+};
+
 struct sched_cpu {
 	struct hrtimer		timer;
+	int			cpu;
 	raw_spinlock_t		slock;	/* cache fields, for remote readers */
 	bool			in_tick;
 	bool			bypass;	/* classic pass inside rotid */
+	bool			offline; /* CPU going or gone: no tick */
+	bool			failed;	/* a planned group did not go on */
 	/* The cached plan (written on this CPU, irqs off, slock held). */
 	bool			valid;
 	bool			overflow;
 	struct pevt_context	*tctx;
 	u32			nr;
+	/*
+	 * Slots held by the stock side when the plan was made
+	 * (vpmu_slots_foreign()): the planner sees them as one pinned group
+	 * in front of the key's groups (groups[0], plan index 0), so plan
+	 * index = key index + 1 when foreign != 0 (sched_pg()).
+	 */
+	u64			foreign;
 	struct sched_key	key[SCHED_MAX_GROUPS];
-	struct rot_group	groups[SCHED_MAX_GROUPS];
+	struct rot_group	groups[SCHED_MAX_GROUPS + 1];
 	u64			masks[SCHED_MAX_MASKS];
+	u64			fmasks[VPMU_MAX_COUNTERS];
 	struct rot_plan		plan;
 	void			*ws;
 	size_t			ws_size;
@@ -104,7 +133,25 @@ struct sched_cpu {
 	u64			ticks;	/* rotation switches done */
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
+	u64			runs;	/* tick (hrtimer) runs */
 	struct sched_saved	saved[SCHED_SAVED];
+	/*
+	 * Planning out of irq-off context: the CPU fills req (slock held)
+	 * and queues work; the work copies it to wreq, plans into pend
+	 * (only the work touches pend; slock not held), parks the result
+	 * with the other parked plans (sched_park_pend()) and IPIs the CPU,
+	 * which takes it like any parked plan if its pair is current.  Until
+	 * then what ran keeps running (classic rotation at the tick).
+	 */
+	struct work_struct	work;
+	u64			gen;	/* bumped by every request and forget */
+	bool			req_live; /* req not yet answered by pend */
+	int			req_err; /* rot_plan() error for req, or 0 */
+	struct sched_req	req;
+	struct sched_req	wreq;	/* the work's copy */
+	struct sched_saved	pend;	/* the work's result */
+	u64			plan_ns_max; /* longest rot_plan() (work) */
+	u64			pass_ns_max; /* longest tick/IPI pass */
 	/* Scratch, valid inside one critical section only. */
 	struct sched_key	nkey[SCHED_MAX_GROUPS];
 	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
@@ -122,8 +169,20 @@ static bool sched_member_on(struct pevt_event *e)
 }
 
 /*
+ * The planner's mask of a member: a pinned member already on a slot is
+ * planned where it is (the pinned pass placed it greedily, and the
+ * flexible groups' planned slots must not collide with it).
+ */
+static u64 sched_member_mask(struct pevt_event *e, bool pinned)
+{
+	if (pinned && e->state == PEVT_STATE_ACTIVE && e->hw.idx >= 0)
+		return BIT_ULL(e->hw.idx);
+	return pevt_vpmu_event_mask(e);
+}
+
+/*
  * Enabled groups of @ctx on this CPU, appended to nkey/lead (and, with
- * @masks, their member masks into sc->groups/masks at *nm).
+ * @masks, their member masks into sc->groups[1..]/masks at *nm).
  */
 static int sched_collect(struct sched_cpu *sc, struct pevt_context *ctx,
 			 u32 flags, u32 *n, u32 *nm, bool masks)
@@ -145,7 +204,7 @@ static int sched_collect(struct sched_cpu *sc, struct pevt_context *ctx,
 				return -E2BIG;
 			if (pevt_vpmu_event_mask(leader)) {
 				if (masks && *nm < SCHED_MAX_MASKS)
-					sc->masks[*nm] = pevt_vpmu_event_mask(leader);
+					sc->masks[*nm] = sched_member_mask(leader, i == 0);
 				(*nm)++;
 				nr++;
 			}
@@ -153,7 +212,7 @@ static int sched_collect(struct sched_cpu *sc, struct pevt_context *ctx,
 				if (!sched_member_on(sib) || !pevt_vpmu_event_mask(sib))
 					continue;
 				if (masks && *nm < SCHED_MAX_MASKS)
-					sc->masks[*nm] = pevt_vpmu_event_mask(sib);
+					sc->masks[*nm] = sched_member_mask(sib, i == 0);
 				(*nm)++;
 				nr++;
 			}
@@ -166,9 +225,9 @@ static int sched_collect(struct sched_cpu *sc, struct pevt_context *ctx,
 			sc->nkey[*n].flags = f;
 			sc->nlead[*n] = leader;
 			if (masks) {
-				sc->groups[*n].masks = &sc->masks[first];
-				sc->groups[*n].nr_members = nr;
-				sc->groups[*n].flags = f;
+				sc->groups[*n + 1].masks = &sc->masks[first];
+				sc->groups[*n + 1].nr_members = nr;
+				sc->groups[*n + 1].flags = f;
 			}
 			(*n)++;
 		}
@@ -198,7 +257,18 @@ static bool sched_key_eq(const struct sched_key *a, const struct sched_key *b)
 
 /* ---- applying a rotation ----------------------------------------- */
 
-/* Schedule in the flexible groups of @ctx that rotation sc->r runs. */
+/* Plan index of key index @g (the foreign slots' group comes first). */
+static u32 sched_pg(const struct sched_cpu *sc, u32 g)
+{
+	return sc->foreign ? g + 1 : g;
+}
+
+/*
+ * Schedule in the flexible groups of @ctx that rotation sc->r runs.  A
+ * group the plan runs that does not go on (its slots are not free after
+ * all) sets sc->failed: the tick keeps running and replans with the slots
+ * really free rather than leave it at 0.
+ */
 static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 			bool task)
 {
@@ -207,7 +277,8 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 
 	for (g = 0; g < sc->nr; g++) {
 		struct pevt_event *leader = sc->lead[g], *sib;
-		s32 st = p->state[g];
+		u32 pg = sched_pg(sc, g);
+		s32 st = p->state[pg];
 		u32 m = 0;
 
 		if (!!(sc->key[g].flags & ROT_F_TASK) != task ||
@@ -216,32 +287,38 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 		if (leader->state != PEVT_STATE_INACTIVE)
 			continue;
 		if (st == ROT_ALWAYS_ON) {
-			pevt_group_sched_in(leader, ctx);
+			if (pevt_group_sched_in(leader, ctx))
+				sc->failed = true;
 			continue;
 		}
 		if (st < 0 || p->nr_rotations == 0 ||
-		    !rot_plan_runs(p, sc->r, g))
+		    !rot_plan_runs(p, sc->r, pg))
 			continue;
 		/* Planned slot of each member, same order as the masks. */
 		if (pevt_vpmu_event_mask(leader))
-			leader->hw.config_base =
-				rot_plan_counter(p, sc->r, g, m++) + 1;
+			pevt_vpmu_set_slot_hint(leader,
+						rot_plan_counter(p, sc->r, pg, m++));
 		pevt_for_each_sibling(sib, leader)
 			if (sched_member_on(sib) && pevt_vpmu_event_mask(sib))
-				sib->hw.config_base =
-					rot_plan_counter(p, sc->r, g, m++) + 1;
-		pevt_group_sched_in(leader, ctx);
+				pevt_vpmu_set_slot_hint(sib,
+							rot_plan_counter(p, sc->r, pg, m++));
+		if (pevt_group_sched_in(leader, ctx))
+			sc->failed = true;
 	}
 }
 
-/* The parked plan made for exactly nkey[0..n), or NULL.  slock held. */
-static struct sched_saved *sched_lookup_saved(struct sched_cpu *sc, u32 n)
+/*
+ * The parked plan made for exactly nkey[0..n) around @foreign slots, or
+ * NULL.  slock held.
+ */
+static struct sched_saved *sched_lookup_saved(struct sched_cpu *sc, u32 n,
+					      u64 foreign)
 {
 	u32 i, g;
 
 	for (i = 0; i < SCHED_SAVED; i++) {
 		struct sched_saved *sv = &sc->saved[i];
-		bool same = sv->valid && sv->nr == n;
+		bool same = sv->valid && sv->nr == n && sv->foreign == foreign;
 
 		for (g = 0; same && g < n; g++)
 			same = sched_key_eq(&sv->key[g], &sc->nkey[g]);
@@ -262,6 +339,7 @@ static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 	swap(sc->tctx, sv->tctx);
 	swap(sc->nr, sv->nr);
 	swap(sc->r, sv->r);
+	swap(sc->foreign, sv->foreign);
 	/* The plan's arrays live in its workspace: they move together. */
 	swap(sc->plan, sv->plan);
 	swap(sc->ws, sv->ws);
@@ -283,32 +361,89 @@ static void sched_take_saved(struct sched_cpu *sc, struct sched_saved *sv,
 }
 
 /*
- * The event set of this CPU's pair is nkey[0..n): take a saved plan made
- * for exactly these groups (true), or park the current plan in the least
+ * The event set of this CPU's pair is nkey[0..n) and the stock side holds
+ * @foreign: take a saved plan made for exactly these (true), or park the current plan in the least
  * recently used place so the caller can plan into a free workspace
  * (false).  slock held.
  */
-static bool sched_find_saved(struct sched_cpu *sc, u32 n, struct pevt_context *tctx)
+static bool sched_find_saved(struct sched_cpu *sc, u32 n,
+			     struct pevt_context *tctx, u64 foreign)
 {
-	struct sched_saved *sv = sched_lookup_saved(sc, n);
+	struct sched_saved *sv = sched_lookup_saved(sc, n, foreign);
+
+	if (sv)
+		sched_take_saved(sc, sv, tctx);
+	return sv;
+}
+
+/*
+ * The work's fresh plan in sc->pend joins the parked plans, in the least
+ * recently used place (pend gets that place's workspace): whichever of
+ * the IPI, the tick or the next switch meets the pair takes it from
+ * there.  The pair need not be the CPU's current one any more (the
+ * work's own kworker may be running there).  slock held.
+ */
+static void sched_park_pend(struct sched_cpu *sc)
+{
 	struct sched_saved *lru = &sc->saved[0];
 	u32 i;
 
-	if (sv) {
-		sched_take_saved(sc, sv, tctx);
-		return true;
-	}
 	for (i = 0; i < SCHED_SAVED; i++) {
-		sv = &sc->saved[i];
+		struct sched_saved *sv = &sc->saved[i];
+
 		if (!sv->valid || (lru->valid && sv->used < lru->used))
 			lru = sv;
 	}
-	if (sc->valid)
-		sched_swap_saved(sc, lru);	/* lru's workspace becomes ours */
-	return false;
+	swap(*lru, sc->pend);
+	lru->used = sc->plans + sc->hits;
+	sc->pend.valid = false;
 }
 
-/* Forget every plan of this CPU (policy change).  slock held. */
+/*
+ * Ask for a plan of the pair whose groups sched_build(..., true) just
+ * collected (nkey/groups/masks, n groups), around @foreign.  A request
+ * already made for exactly this is not repeated.  slock held, irqs off.
+ * Return: 0, or the planner's error for this very request (the caller
+ * then runs classic for the CPU).
+ */
+static void sched_replan_ipi(void *info);
+
+static int sched_request(struct sched_cpu *sc, u32 n,
+			 struct pevt_context *tctx, u64 foreign)
+{
+	struct sched_req *q = &sc->req;
+	bool same = sc->req_live && q->nr == n && q->foreign == foreign &&
+		    q->tctx == tctx;
+	u32 g, m = 0;
+	u64 f;
+
+	for (g = 0; same && g < n; g++)
+		same = sched_key_eq(&q->key[g], &sc->nkey[g]);
+	if (same)
+		return sc->req_err;
+	q->gen = ++sc->gen;
+	q->nr = n;
+	q->foreign = foreign;
+	q->tctx = tctx;
+	memcpy(q->key, sc->nkey, n * sizeof(q->key[0]));
+	memcpy(q->masks, sc->masks, sizeof(q->masks));
+	for (g = 0; g < n; g++) {
+		q->groups[g + 1] = sc->groups[g + 1];
+		q->groups[g + 1].masks = q->masks + (sc->groups[g + 1].masks - sc->masks);
+	}
+	/* The stock side's slots: one pinned group in front. */
+	for (f = foreign; f; f &= f - 1)
+		q->fmasks[m++] = BIT_ULL(__ffs64(f));
+	q->groups[0].masks = q->fmasks;
+	q->groups[0].nr_members = m;
+	q->groups[0].flags = ROT_F_PINNED;
+	sc->req_live = true;
+	sc->req_err = 0;
+	queue_work_on(smp_processor_id(), system_highpri_wq, &sc->work);
+	return 0;
+}
+
+/* Forget every plan of this CPU (policy change, offline).  slock held. */
 static void sched_forget(struct sched_cpu *sc)
 {
 	u32 i;
@@ -316,19 +451,26 @@ static void sched_forget(struct sched_cpu *sc)
 	sc->valid = false;
 	for (i = 0; i < SCHED_SAVED; i++)
 		sc->saved[i].valid = false;
+	sc->req_live = false;
+	sc->gen++;	/* a plan in progress is for nothing now */
 }
 
 /*
- * Plan if the key changed, advance the rotation if asked, and reschedule
- * the flexible groups of both contexts.  Both ctx locks held, times
- * updated, irqs off, on this CPU.  Return: true if the tick must run.
+ * Take the plan of the current key (current, parked, or just made by the
+ * work), advance the rotation if asked, and reschedule the flexible
+ * groups of both contexts.  Never plans: a key without a plan is sent to
+ * the work (sched_request()).  Both ctx locks held, times updated, irqs
+ * off, on this CPU.
+ * Return: 1 if the tick must run, 0 if not, -1 if no plan applies (too
+ * many groups, or the plan is being made): the caller runs classic.
  */
-static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
-			struct pevt_context *tctx, bool advance)
+static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
+		       struct pevt_context *tctx, bool advance)
 {
-	struct rot_input in;
+	u64 foreign = vpmu_slots_foreign(smp_processor_id());
 	bool same;
 	u32 n, g;
+	int err;
 
 	/*
 	 * The key only: the member masks are the planner's input and are
@@ -336,12 +478,12 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	 */
 	if (sched_build(sc, cctx, tctx, &n, false)) {
 		raw_spin_lock(&sc->slock);
-		sc->valid = false;
 		sc->overflow = true;
 		raw_spin_unlock(&sc->slock);
-		return false;	/* caller falls back to classic */
+		return -1;
 	}
-	same = sc->valid && sc->tctx == tctx && sc->nr == n;
+	same = sc->valid && sc->tctx == tctx && sc->nr == n &&
+	       sc->foreign == foreign;
 	for (g = 0; same && g < n; g++)
 		same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 
@@ -352,45 +494,89 @@ static bool sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
 			sc->ticks++;
 		}
-	} else if (!sched_find_saved(sc, n, tctx)) {
+	} else if (!sched_find_saved(sc, n, tctx, foreign)) {
 		/*
 		 * A pair not met before (one met before took its parked
-		 * plan above): plan.  Same walk, same result (both ctx locks
+		 * plan above), or the stock side's slots changed: ask the
+		 * work to plan.  Same walk, same result (both ctx locks
 		 * held), now with masks.
 		 */
 		sched_build(sc, cctx, tctx, &n, true);
-		in.groups = sc->groups;
-		in.nr_groups = n;
-		in.nr_counters = vpmu_nr_counters();
-		memcpy(sc->key, sc->nkey, n * sizeof(sc->key[0]));
-		sc->nr = n;
-		sc->tctx = tctx;
-		sc->plans++;
-		sc->valid = !rot_plan(&in, sc->ws, sc->ws_size, &sc->plan);
-		if (!sc->valid)
-			sc->overflow = true;
-		/*
-		 * Continue the cycle rather than restart at 0: a pair that
-		 * fell out of the saved plans replans when it comes back, and
-		 * restarting would favour rotation 0.
-		 */
-		if (sc->valid && sc->plan.nr_rotations)
-			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
-		else
-			sc->r = 0;
+		err = sched_request(sc, n, tctx, foreign);
+		sc->overflow = err != 0;
+		raw_spin_unlock(&sc->slock);
+		return -1;
 	}
 	raw_spin_unlock(&sc->slock);
-	if (!sc->valid)
-		return false;
 	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
 
 	if (tctx)
 		ctx_sched_out(tctx, PEVT_EVENT_FLEXIBLE);
 	ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
+	sc->failed = false;
 	sched_apply(sc, cctx, false);
 	if (tctx)
 		sched_apply(sc, tctx, true);
-	return sc->plan.nr_rotations > 1;
+	return sc->plan.nr_rotations > 1 || sc->failed;
+}
+
+/*
+ * Process context: plan the CPU's latest request into pend, then have the
+ * CPU take it (sched_replan_ipi() -> sched_rotid() -> sched_find_saved()).
+ * rot_plan() runs preemptible here, never with irqs off.
+ */
+static void sched_plan_work(struct work_struct *work)
+{
+	struct sched_cpu *sc = container_of(work, struct sched_cpu, work);
+	struct sched_req *q = &sc->wreq;
+	struct rot_input in;
+	u64 gen, t0, dt;
+	int err;
+	u32 g;
+
+	raw_spin_lock_irq(&sc->slock);
+	if (!sc->req_live || sc->offline) {
+		raw_spin_unlock_irq(&sc->slock);
+		return;
+	}
+	*q = sc->req;
+	gen = q->gen;
+	raw_spin_unlock_irq(&sc->slock);
+
+	for (g = 0; g < q->nr; g++)
+		q->groups[g + 1].masks = q->masks + (q->groups[g + 1].masks - sc->req.masks);
+	q->groups[0].masks = q->fmasks;
+	in.groups = q->foreign ? q->groups : q->groups + 1;
+	in.nr_groups = q->foreign ? q->nr + 1 : q->nr;
+	in.nr_counters = vpmu_nr_counters();
+	t0 = local_clock();
+	err = rot_plan(&in, sc->pend.ws, sc->ws_size, &sc->pend.plan);
+	dt = local_clock() - t0;
+
+	raw_spin_lock_irq(&sc->slock);
+	sc->plans++;
+	sc->plan_ns_max = max(sc->plan_ns_max, dt);
+	if (gen == sc->gen) {	/* nothing newer asked meanwhile */
+		sc->req_err = err;
+		if (!err) {
+			sc->pend.valid = true;
+			sc->pend.nr = q->nr;
+			sc->pend.foreign = q->foreign;
+			sc->pend.tctx = q->tctx;
+			/* sched_take_saved() advances: start at rotation 0 */
+			sc->pend.r = sc->pend.plan.nr_rotations ?
+				     sc->pend.plan.nr_rotations - 1 : 0;
+			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
+			sched_park_pend(sc);
+			sc->req_live = false;
+		}
+	}
+	raw_spin_unlock_irq(&sc->slock);
+	/*
+	 * The CPU takes it now.  No hotplug lock: an offline CPU gives
+	 * -ENXIO, and its plans are forgotten anyway.
+	 */
+	smp_call_function_single(sc->cpu, sched_replan_ipi, NULL, 1);
 }
 
 /* ---- classic (perf 6.1 perf_rotate_context) ------------------------ */
@@ -459,8 +645,36 @@ static bool sched_classic(struct pevt_context *cctx, struct pevt_context *tctx)
 
 /* ---- one scheduling pass on this CPU -------------------------------- */
 
-/* irqs off, on this CPU.  Return: true if the tick must keep running. */
-static bool sched_pass(struct sched_cpu *sc, bool advance)
+/*
+ * The task context rotid plans with: none if the active one has only
+ * software events (they all go on whatever the plan, and such a task
+ * coming in must cost no planning and no timer run).
+ */
+static struct pevt_context *sched_plan_tctx(struct pevt_context *tctx)
+{
+	return tctx && tctx->nr_hw_events ? tctx : NULL;
+}
+
+/* classic: perf's greedy pass for both contexts' flexible groups again. */
+static void sched_greedy(struct pevt_context *cctx, struct pevt_context *tctx)
+{
+	if (tctx)
+		ctx_sched_out(tctx, PEVT_EVENT_FLEXIBLE);
+	ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
+	cctx->rotate_necessary = 0;
+	ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
+	if (tctx) {
+		tctx->rotate_necessary = 0;
+		ctx_sched_in(tctx, PEVT_EVENT_FLEXIBLE);
+	}
+}
+
+/*
+ * irqs off, on this CPU.  @resched (policy change): classic redoes the
+ * greedy pass rather than keep what the other policy placed.
+ * Return: true if the tick must keep running.
+ */
+static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
 {
 	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
 	struct pevt_context *cctx = &cpuctx->ctx;
@@ -470,13 +684,29 @@ static bool sched_pass(struct sched_cpu *sc, bool advance)
 	if (tctx)
 		raw_spin_lock(&tctx->lock);
 	raw_spin_lock(&cctx->lock);
-	/* cpuctx->task_ctx only changes on this CPU with irqs off: stable. */
+	/*
+	 * cpuctx->task_ctx only changes on this CPU with irqs off: stable.
+	 * A CPU context is active only while its CPU is online
+	 * (context.c): never schedule into it otherwise.
+	 */
+	if (cctx->active_cpu != smp_processor_id())
+		goto out;
 	pevt_update_context_time(cctx);
 	if (tctx)
 		pevt_update_context_time(tctx);
 	if (READ_ONCE(sched_policy) == SCHED_ROTID) {
-		more = sched_rotid(sc, cctx, tctx, advance);
-		if (!sc->valid) {
+		int ret = sched_rotid(sc, cctx, sched_plan_tctx(tctx), advance);
+
+		more = ret > 0;
+		if (ret < 0 && !sc->overflow) {
+			/*
+			 * The plan is being made: keep what runs.  (A classic
+			 * rotation here would reorder the lists, i.e. change
+			 * the key the plan is being made for.)  The work's
+			 * IPI applies it; the tick keeps looking meanwhile.
+			 */
+			more = true;
+		} else if (ret < 0) {
 			sc->bypass = true;
 			more = advance ? sched_classic(cctx, tctx) :
 			       (cctx->rotate_necessary ||
@@ -484,10 +714,13 @@ static bool sched_pass(struct sched_cpu *sc, bool advance)
 			sc->bypass = false;
 		}
 	} else {
+		if (resched)
+			sched_greedy(cctx, tctx);
 		more = advance ? sched_classic(cctx, tctx) :
 		       (cctx->rotate_necessary ||
 			(tctx && tctx->rotate_necessary));
 	}
+out:
 	raw_spin_unlock(&cctx->lock);
 	if (tctx)
 		raw_spin_unlock(&tctx->lock);
@@ -499,20 +732,32 @@ static ktime_t sched_interval(void)
 	return ms_to_ktime(max(1U, READ_ONCE(mux_interval_ms)));
 }
 
+/* Longest tick or IPI pass (irqs off), for the plan file. */
+static void sched_pass_time(struct sched_cpu *sc, u64 t0)
+{
+	u64 dt = local_clock() - t0;
+
+	if (dt > sc->pass_ns_max)
+		WRITE_ONCE(sc->pass_ns_max, dt);
+}
+
 static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 {
 	struct sched_cpu *sc = container_of(t, struct sched_cpu, timer);
+	u64 t0 = local_clock();
 	bool more;
 
 	/*
 	 * A pinned hrtimer of a CPU going offline migrates: its contexts
 	 * are not this CPU's.  The CPU's context is scheduled out anyway.
 	 */
-	if (sc != this_cpu_read(sched_cpus))
+	if (sc != this_cpu_read(sched_cpus) || sc->offline)
 		return HRTIMER_NORESTART;
+	sc->runs++;
 	sc->in_tick = true;
-	more = sched_pass(sc, true);
+	more = sched_pass(sc, true, false);
 	sc->in_tick = false;
+	sched_pass_time(sc, t0);
 	if (!more)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, sched_interval());
@@ -527,28 +772,33 @@ void *pevt_sched_tick_fn(void)
 
 static void sched_arm(struct sched_cpu *sc, ktime_t delay)
 {
-	if (sc->in_tick || !sched_ready)
+	if (sc->in_tick || sc->offline || !sched_ready)
 		return;
 	if (!hrtimer_is_queued(&sc->timer))
 		hrtimer_start(&sc->timer, delay, HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-/* IPI (or local with irqs off): re-plan now, without advancing. */
+/*
+ * IPI (or local with irqs off): re-plan now, without advancing.  @info
+ * set: the policy changed; forget the plans and hand over at once.
+ */
 static void sched_replan_ipi(void *info)
 {
 	struct sched_cpu *sc = this_cpu_read(sched_cpus);
+	u64 t0 = local_clock();
 
-	if (sc->in_tick)
+	if (sc->in_tick || sc->offline)
 		return;
 	if (info) {	/* policy change: forget the plans */
 		raw_spin_lock(&sc->slock);
 		sched_forget(sc);
 		raw_spin_unlock(&sc->slock);
 	}
-	if (sched_pass(sc, false))
+	if (sched_pass(sc, false, info != NULL))
 		sched_arm(sc, sched_interval());
 	else if (READ_ONCE(sched_policy) == SCHED_ROTID && sc->valid)
 		hrtimer_try_to_cancel(&sc->timer);
+	sched_pass_time(sc, t0);
 }
 
 /* ---- hooks ------------------------------------------------------- */
@@ -579,7 +829,11 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 		return false;
 	if (task && ctx != cpuctx->task_ctx)
 		return false;
-	if (!sc->valid || (task && sc->tctx != ctx))
+	/* Software only: the greedy pass puts every group on; no plan. */
+	if (task && !ctx->nr_hw_events)
+		return false;
+	if (!sc->valid || (task && sc->tctx != ctx) ||
+	    sc->foreign != vpmu_slots_foreign(smp_processor_id()))
 		goto miss;
 	n = 0;
 	if (sched_collect(sc, ctx, flag, &n, &nm, false))
@@ -599,7 +853,11 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 	 * sc->lead[] of the other context may be stale here: sched_apply()
 	 * only touches groups of @ctx, whose pointers were just refreshed.
 	 */
+	sc->failed = false;
 	sched_apply(sc, ctx, task);
+	/* e.g. the CPU context coming back online: its tick was stopped */
+	if (sc->plan.nr_rotations > 1 || sc->failed)
+		sched_arm(sc, sched_interval());
 	return true;
 miss:
 	sched_arm(sc, 0);
@@ -633,7 +891,7 @@ void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 	if (sched_build(sc, cctx, tctx, &n, false))
 		return;
 	raw_spin_lock(&sc->slock);
-	sv = sched_lookup_saved(sc, n);
+	sv = sched_lookup_saved(sc, n, vpmu_slots_foreign(smp_processor_id()));
 	if (sv)
 		sched_take_saved(sc, sv, tctx);
 	raw_spin_unlock(&sc->slock);
@@ -671,6 +929,35 @@ void sched_ctx_changed(struct pevt_context *ctx)
 
 	if (!sched_ready || cpu < 0)
 		return;
+	cpus_read_lock();
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, sched_replan_ipi, NULL, 1);
+	cpus_read_unlock();
+}
+
+/**
+ * sched_slots_changed() - the stock side took or gave back a slot of @cpu
+ * @cpu: the CPU
+ *
+ * rotid plans around the slots the stock side holds (vpmu_slots_foreign()).
+ * From the stock PMU's del() (on @cpu, irqs off): if the current plan was
+ * made around other slots, kick the tick to replan now.  From process
+ * context (the debugfs holder): replan on @cpu by IPI.
+ */
+void sched_slots_changed(int cpu)
+{
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
+		return;
+	if (irqs_disabled()) {
+		if (cpu != smp_processor_id())
+			return;
+		sc = this_cpu_read(sched_cpus);
+		if (sc->valid && sc->foreign != vpmu_slots_foreign(cpu))
+			sched_arm(sc, 0);
+		return;
+	}
 	cpus_read_lock();
 	if (cpu_online(cpu))
 		smp_call_function_single(cpu, sched_replan_ipi, NULL, 1);
@@ -777,16 +1064,22 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->ticks = sc->ticks;
 		snap->plans = sc->plans;
 		snap->hits = sc->hits;
+		snap->runs = sc->runs;
+		snap->plan_ns_max = sc->plan_ns_max;
+		snap->pass_ns_max = sc->pass_ns_max;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
-			state[g] = sc->plan.state[g];
-			runs[g] = sc->plan.nr_runs[g];
+			state[g] = sc->plan.state[sched_pg(sc, g)];
+			runs[g] = sc->plan.nr_runs[sched_pg(sc, g)];
 		}
+		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
-			   snap->plans, snap->valid ? snap->nr : 0, snap->hits);
+			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
+			   snap->runs, snap->valid ? snap->foreign : 0,
+			   snap->plan_ns_max, snap->pass_ns_max);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,
@@ -801,17 +1094,54 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(sched_dbg);
 
+/* ---- CPU hotplug ----------------------------------------------------- */
+
+static enum cpuhp_state sched_cpuhp_state;
+
+/*
+ * Registered after context.c's callbacks: online runs after the CPU
+ * context is active again, offline before it goes inactive.  Both run on
+ * the CPU concerned.  The tick of a CPU going down is cancelled and
+ * cannot be re-armed (a pinned hrtimer would migrate to another CPU);
+ * coming up, the CPU plans and starts its tick afresh.
+ */
+static int sched_cpu_online(unsigned int cpu)
+{
+	struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+
+	local_irq_disable();
+	sc->offline = false;
+	if (sched_pass(sc, false, true))
+		sched_arm(sc, sched_interval());
+	local_irq_enable();
+	return 0;
+}
+
+static int sched_cpu_offline(unsigned int cpu)
+{
+	struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&sc->slock, flags);
+	sc->offline = true;
+	sched_forget(sc);
+	raw_spin_unlock_irqrestore(&sc->slock, flags);
+	hrtimer_cancel(&sc->timer);
+	return 0;
+}
+
 /* ---- init / exit ----------------------------------------------------- */
 
 /**
- * pevt_sched_init() - preallocate the per-CPU planner workspaces
+ * pevt_sched_init() - preallocate the per-CPU planner workspaces, hook hotplug
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, -ENOMEM or the error of cpuhp_setup_state().
  */
 int pevt_sched_init(void)
 {
-	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS, vpmu_nr_counters());
-	int cpu, i;
+	/* + 1: the stock side's slots, planned as a pinned group */
+	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS + 1, vpmu_nr_counters());
+	int cpu, i, ret = -ENOMEM;
 
 	for_each_possible_cpu(cpu) {
 		struct sched_cpu *sc = kvzalloc(sizeof(*sc), GFP_KERNEL);
@@ -819,6 +1149,8 @@ int pevt_sched_init(void)
 		if (!sc)
 			goto err;
 		per_cpu(sched_cpus, cpu) = sc;
+		sc->cpu = cpu;
+		INIT_WORK(&sc->work, sched_plan_work);
 		raw_spin_lock_init(&sc->slock);
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		sc->timer.function = pevt_sched_tick;
@@ -826,15 +1158,25 @@ int pevt_sched_init(void)
 		if (!sc->ws)
 			goto err;
 		sc->ws_size = ws;
+		sc->pend.ws = kvzalloc(ws, GFP_KERNEL);
+		if (!sc->pend.ws)
+			goto err;
 		for (i = 0; i < SCHED_SAVED; i++) {
 			sc->saved[i].ws = kvzalloc(ws, GFP_KERNEL);
 			if (!sc->saved[i].ws)
 				goto err;
 		}
 	}
+	WRITE_ONCE(sched_ready, true);
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pevt:sched",
+				sched_cpu_online, sched_cpu_offline);
+	if (ret < 0) {
+		WRITE_ONCE(sched_ready, false);
+		goto err;
+	}
+	sched_cpuhp_state = ret;
 	sched_dbg_dir = debugfs_create_dir("pevt_sched", NULL);
 	debugfs_create_file("plan", 0444, sched_dbg_dir, NULL, &sched_dbg_fops);
-	WRITE_ONCE(sched_ready, true);
 	return 0;
 err:
 	for_each_possible_cpu(cpu) {
@@ -842,13 +1184,14 @@ err:
 
 		if (sc) {
 			kvfree(sc->ws);
+			kvfree(sc->pend.ws);
 			for (i = 0; i < SCHED_SAVED; i++)
 				kvfree(sc->saved[i].ws);
 		}
 		kvfree(sc);
 		per_cpu(sched_cpus, cpu) = NULL;
 	}
-	return -ENOMEM;
+	return ret;
 }
 
 /**
@@ -860,6 +1203,7 @@ void pevt_sched_exit(void)
 {
 	int cpu, i;
 
+	cpuhp_remove_state(sched_cpuhp_state);
 	WRITE_ONCE(sched_ready, false);
 	debugfs_remove_recursive(sched_dbg_dir);
 	for_each_possible_cpu(cpu) {
@@ -867,8 +1211,10 @@ void pevt_sched_exit(void)
 
 		if (!sc)
 			continue;
+		cancel_work_sync(&sc->work);
 		hrtimer_cancel(&sc->timer);
 		kvfree(sc->ws);
+		kvfree(sc->pend.ws);
 		for (i = 0; i < SCHED_SAVED; i++)
 			kvfree(sc->saved[i].ws);
 		kvfree(sc);

@@ -33,6 +33,7 @@
 
 #include "compat.h"
 #include "vpmu.h"
+#include "pevt_sched.h"
 
 static unsigned int nr_counters = 4;
 module_param(nr_counters, uint, 0444);
@@ -67,8 +68,9 @@ module_param_named(vpmu_probe_linger_ms, vpmu_linger_ms, uint, 0644);
 MODULE_PARM_DESC(vpmu_probe_linger_ms, "keep unused vPMU probes registered this long (ms, default 2000)");
 
 struct vpmu_cpu {
-	raw_spinlock_t lock;			/* protects used, owner */
+	raw_spinlock_t lock;			/* protects used, stock, owner */
 	u64 used;				/* slots held */
+	u64 stock;				/* slots held by VPMU_OWNER_STOCK */
 	u8 owner[VPMU_MAX_COUNTERS];		/* enum vpmu_owner per slot */
 	/* Below: touched only on this CPU with irqs off. */
 	struct vpmu_counter *run[VPMU_MAX_COUNTERS]; /* started counters */
@@ -156,6 +158,15 @@ static bool vpmu_match(const u64 *allowed, int n, u64 free, int *slots)
 	return true;
 }
 
+/* Mark slot @s held by @owner.  pc->lock held. */
+static void vpmu_slot_take(struct vpmu_cpu *pc, int s, enum vpmu_owner owner)
+{
+	pc->used |= BIT_ULL(s);
+	if (owner == VPMU_OWNER_STOCK)
+		pc->stock |= BIT_ULL(s);
+	pc->owner[s] = owner;
+}
+
 /**
  * vpmu_group_fits() - could these events ever run together?
  * @allowed: effective allowed-slot masks (vpmu_valid_mask()), one per event
@@ -194,10 +205,8 @@ int vpmu_slots_get_group(int cpu, const u64 *allowed, int n, int *slots,
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	if (vpmu_match(allowed, n, vpmu_all & ~pc->used, slots)) {
-		for (i = 0; i < n; i++) {
-			pc->used |= BIT_ULL(slots[i]);
-			pc->owner[slots[i]] = owner;
-		}
+		for (i = 0; i < n; i++)
+			vpmu_slot_take(pc, slots[i], owner);
 		ret = 0;
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -226,8 +235,45 @@ int vpmu_slot_get(int cpu, u64 allowed, enum vpmu_owner owner)
 	cand = allowed & vpmu_all & ~pc->used;
 	if (cand) {
 		s = __ffs64(cand);
-		pc->used |= BIT_ULL(s);
-		pc->owner[s] = owner;
+		vpmu_slot_take(pc, s, owner);
+	}
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	return s;
+}
+
+/**
+ * vpmu_slot_get_matched() - allocate one slot for the first of @n events
+ * @cpu: CPU whose slots to use
+ * @allowed: effective allowed-slot masks; [0] is the event to place now,
+ *	     [1..n) the events of its group still to come
+ * @n: number of events, 1..VPMU_MAX_COUNTERS
+ * @owner: VPMU_OWNER_STOCK or VPMU_OWNER_PEVT
+ *
+ * Takes the slot that event 0 has in a matching of all @n events to the
+ * free slots, so that adding a group member by member succeeds whenever
+ * the group fits (a lowest-free-slot choice may take the only slot a
+ * later member can use).  With no such matching, the lowest free allowed
+ * slot.  Callable with irqs disabled and under raw spinlocks.
+ *
+ * Return: slot index, or -EAGAIN when no allowed slot is free.
+ */
+int vpmu_slot_get_matched(int cpu, const u64 *allowed, int n,
+			  enum vpmu_owner owner)
+{
+	struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
+	int slots[VPMU_MAX_COUNTERS];
+	unsigned long flags;
+	int s = -EAGAIN;
+	u64 cand;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	cand = allowed[0] & vpmu_all & ~pc->used;
+	if (cand) {
+		if (n > 1 && vpmu_match(allowed, n, vpmu_all & ~pc->used, slots))
+			s = slots[0];
+		else
+			s = __ffs64(cand);
+		vpmu_slot_take(pc, s, owner);
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	return s;
@@ -247,8 +293,27 @@ void vpmu_slot_put(int cpu, int slot)
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	pc->used &= ~BIT_ULL(slot);
+	pc->stock &= ~BIT_ULL(slot);
 	pc->owner[slot] = VPMU_OWNER_NONE;
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
+}
+
+/**
+ * vpmu_slots_foreign() - slots of a CPU that pevt's scheduler cannot use
+ * @cpu: CPU
+ *
+ * Slots held by the stock side (perf_event_open() events on pevt_vpmu) or
+ * by the debugfs holder: pevt plans its rotations around them.  Any
+ * context; exact on @cpu with irqs off for slots taken or given back by
+ * @cpu itself (the stock PMU's add/del).
+ *
+ * Return: bit mask of slots.
+ */
+u64 vpmu_slots_foreign(int cpu)
+{
+	struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
+
+	return READ_ONCE(pc->stock) | READ_ONCE(pc->dbg_held);
 }
 
 /**
@@ -433,7 +498,11 @@ static enum hrtimer_restart vpmu_hrtimer(struct hrtimer *t)
 	struct pt_regs *regs = get_irq_regs();
 	struct pt_regs fake;
 
-	if (!c->active)
+	/*
+	 * A pinned hrtimer of a CPU going offline migrates to another CPU:
+	 * never count or sample there for the dead one.
+	 */
+	if (!c->active || c->cpu != smp_processor_id())
 		return HRTIMER_NORESTART;
 	vpmu_counter_update(c);
 	if (!regs) {
@@ -748,6 +817,8 @@ static void vpmu_pmu_del(struct perf_event *event, int flags)
 		vpmu_slot_put(smp_processor_id(), s->c.slot);
 		s->c.slot = -1;
 		event->hw.idx = -1;
+		/* pevt may have planned around this slot: it can use it now */
+		sched_slots_changed(smp_processor_id());
 	} else {
 		/* Removed inside a failed transaction: forget it. */
 		for (i = 0; i < pc->txn_n; i++)
@@ -1071,8 +1142,10 @@ static ssize_t vpmu_dbg_write(struct file *file, const char __user *ubuf,
 	mutex_lock(&vpmu_dbg_lock);
 	if (!strcmp(op, "get")) {
 		ret = vpmu_slot_get(cpu, vpmu_valid_mask(arg), VPMU_OWNER_PEVT);
-		if (ret >= 0)
+		if (ret >= 0) {
 			per_cpu_ptr(&vpmu_cpus, cpu)->dbg_held |= BIT_ULL(ret);
+			sched_slots_changed(cpu);
+		}
 	} else if (!strcmp(op, "put")) {
 		struct vpmu_cpu *pc = per_cpu_ptr(&vpmu_cpus, cpu);
 
@@ -1080,6 +1153,7 @@ static ssize_t vpmu_dbg_write(struct file *file, const char __user *ubuf,
 		if (arg < VPMU_MAX_COUNTERS && (pc->dbg_held & BIT_ULL(arg))) {
 			pc->dbg_held &= ~BIT_ULL(arg);
 			vpmu_slot_put(cpu, arg);
+			sched_slots_changed(cpu);
 			ret = 0;
 		}
 	} else {

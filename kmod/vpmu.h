@@ -109,9 +109,12 @@ struct vpmu_counter {
  *
  * Any context, irqs on or off, under raw spinlocks (per-CPU raw lock):
  *   vpmu_slot_get(cpu, allowed, VPMU_OWNER_PEVT)        -> slot or -EAGAIN
+ *   vpmu_slot_get_matched(cpu, allowed[], n, o)          -> slot of event 0
+ *       in a matching of a group's members still to be added;
  *   vpmu_slots_get_group(cpu, allowed[], n, slots[], o) -> 0 or -EAGAIN,
  *       all or nothing, by bipartite matching;
- *   vpmu_slot_put(cpu, slot), vpmu_slots_used(cpu), vpmu_group_fits().
+ *   vpmu_slot_put(cpu, slot), vpmu_slots_used(cpu), vpmu_slots_foreign(cpu),
+ *   vpmu_group_fits().
  *
  * On the slot's CPU with irqs disabled (context-switch hooks, hrtimers):
  *   c->slot = slot; vpmu_counter_start(c); ... vpmu_counter_read(c);
@@ -135,8 +138,11 @@ u64 vpmu_valid_mask(u64 mask);
 int vpmu_slot_get(int cpu, u64 allowed, enum vpmu_owner owner);
 int vpmu_slots_get_group(int cpu, const u64 *allowed, int n, int *slots,
 			 enum vpmu_owner owner);
+int vpmu_slot_get_matched(int cpu, const u64 *allowed, int n,
+			  enum vpmu_owner owner);
 void vpmu_slot_put(int cpu, int slot);
 u64 vpmu_slots_used(int cpu);
+u64 vpmu_slots_foreign(int cpu);
 
 int vpmu_source_get(unsigned int source);
 void vpmu_source_put(unsigned int source);

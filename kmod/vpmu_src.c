@@ -5,12 +5,14 @@
  * slots).  Slots come from the allocator shared with the stock perf core
  * (vpmu.h), owner VPMU_OWNER_PEVT.
  *
- * The scheduler (sched.c) may give add() a planned slot in
- * event->hw.config_base (slot + 1, 0 = none): the planner already chose
- * a slot for every member of every group of the rotation, so add() takes
- * exactly that slot and the group needs no matching at the tick.  Without
- * a plan (classic policy, or before the first plan) add() takes the
- * lowest free allowed slot, as the stock PMU's add() does.
+ * The scheduler (sched.c) may give add() a planned slot
+ * (pevt_vpmu_set_slot_hint(), used by the next add() only): the planner
+ * already chose a slot for every member of every group of the rotation,
+ * so add() takes exactly that slot and the group needs no matching at the
+ * tick.  Without a plan (classic policy, before the first plan, or the
+ * planned slot taken) add() takes the slot this member has in a matching
+ * of the group's members still to be added, so a group goes on whenever
+ * it fits, as the stock PMU's transaction does (vpmu_slots_get_group()).
  */
 #include <linux/perf_event.h>
 #include <linux/slab.h>
@@ -19,9 +21,12 @@
 #include "vpmu.h"
 #include "pevt_sched.h"
 
+static struct pevt_source_ops pevt_vsrc;
+
 struct vsrc {
 	struct vpmu_counter	c;
 	u64			mask;	/* allowed slots (valid mask) */
+	int			hint;	/* planned slot for the next add(), or -1 */
 };
 
 static int vsrc_init(struct pevt_event *event)
@@ -66,7 +71,7 @@ static int vsrc_init(struct pevt_event *event)
 	event->src_priv = v;
 	event->hw.idx = -1;
 	event->hw.config = src;
-	event->hw.config_base = 0;
+	v->hint = -1;
 	return 0;
 }
 
@@ -125,17 +130,59 @@ static void vsrc_stop(struct pevt_event *event, int flags)
 	vpmu_counter_stop(&v->c);
 }
 
+/**
+ * pevt_vpmu_set_slot_hint() - the slot the next add() of @event should take
+ * @event: a pevt event needing a slot (pevt_vpmu_event_mask() != 0)
+ * @slot: slot index chosen by the scheduler's plan
+ *
+ * ctx->lock held, irqs off, on the CPU of the add() that follows.
+ */
+void pevt_vpmu_set_slot_hint(struct pevt_event *event, int slot)
+{
+	struct vsrc *v = event->src_priv;
+
+	if (v && event->src == &pevt_vsrc)
+		v->hint = slot;
+}
+
+/*
+ * No usable plan: the slot @event has in a matching of it and the members
+ * of its group that pevt_group_sched_in() adds after it.
+ */
+static int vsrc_get_matched(struct pevt_event *event, int cpu)
+{
+	struct pevt_event *leader = event->group_leader, *sib;
+	u64 allowed[VPMU_MAX_COUNTERS];
+	bool after = leader == event;
+	int n = 0;
+
+	allowed[n++] = ((struct vsrc *)event->src_priv)->mask;
+	pevt_for_each_sibling(sib, leader) {
+		if (sib == event) {
+			after = true;
+			continue;
+		}
+		if (!after || sib->src != &pevt_vsrc ||
+		    sib->state != PEVT_STATE_INACTIVE)
+			continue;
+		if (n == VPMU_MAX_COUNTERS)
+			break;
+		allowed[n++] = ((struct vsrc *)sib->src_priv)->mask;
+	}
+	return vpmu_slot_get_matched(cpu, allowed, n, VPMU_OWNER_PEVT);
+}
+
 static int vsrc_add(struct pevt_event *event, int flags)
 {
 	struct vsrc *v = event->src_priv;
 	int cpu = smp_processor_id();
-	u64 hint = event->hw.config_base;
-	int slot = -EAGAIN;
+	int hint = v->hint, slot = -EAGAIN;
 
-	if (hint && hint <= 64 && (v->mask & BIT_ULL(hint - 1)))
-		slot = vpmu_slot_get(cpu, BIT_ULL(hint - 1), VPMU_OWNER_PEVT);
+	v->hint = -1;
+	if (hint >= 0 && (v->mask & BIT_ULL(hint)))
+		slot = vpmu_slot_get(cpu, BIT_ULL(hint), VPMU_OWNER_PEVT);
 	if (slot < 0)
-		slot = vpmu_slot_get(cpu, v->mask, VPMU_OWNER_PEVT);
+		slot = vsrc_get_matched(event, cpu);
 	if (slot < 0)
 		return -EAGAIN;
 	v->c.slot = slot;

@@ -23,6 +23,7 @@
 #include "kselftest_harness.h"
 #include "common.h"
 #include "live_stats.h"
+#include "sched_plan.h"
 
 #define RF_TIMES (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
 #define CPU	1
@@ -319,6 +320,119 @@ TEST_F(hp, cycles_with_reader)
 	EXPECT_EQ(0, rd.err);
 	TH_LOG("%lu reads across 5 offline/online cycles", rd.reads);
 	close(rd.fd);
+}
+
+/*
+ * The context scheduler across hotplug (issue 13): 4 single-slot vPMU
+ * groups on cpu1 with 2 slots share them ~50/50 before and after cpu1
+ * goes offline and online, under both policies; rotid's tick keeps
+ * running (it used to die with the offline CPU: two groups then stayed at
+ * 0 ms of running time for good).  While cpu1 is offline nothing of it
+ * runs (no tick schedules into its context).
+ */
+FIXTURE(hps)
+{
+	int dev;
+};
+
+FIXTURE_VARIANT(hps)
+{
+	const char *policy;
+};
+
+FIXTURE_VARIANT_ADD(hps, rotid) { .policy = "rotid" };
+FIXTURE_VARIANT_ADD(hps, classic) { .policy = "classic" };
+
+FIXTURE_SETUP(hps)
+{
+	self->dev = -1;
+	if (!have_cpu1())
+		SKIP(return, "no hot-pluggable cpu1 (need -smp >= 2)");
+	online_restore();
+	ASSERT_EQ(0, sched_reload("nr_counters=2"));
+	ASSERT_EQ(0, write_str(SCHED_PARAMS "/policy", variant->policy));
+	self->dev = pevt_dev_open();
+	ASSERT_LE(0, self->dev);
+	signal(SIGALRM, alarm_handler);
+}
+
+FIXTURE_TEARDOWN(hps)
+{
+	online_restore();
+	if (self->dev >= 0)
+		close(self->dev);
+	sched_reload("");
+}
+
+/* Running share (%) of each of @n fds over @ns; 0 or -1. */
+static int shares_over(int *fd, int n, __u64 ns, double *share)
+{
+	struct read_one a[8], b[8];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (read_one(fd[i], &a[i]) != 24)
+			return -1;
+	sleep_ns(ns);
+	for (i = 0; i < n; i++) {
+		if (read_one(fd[i], &b[i]) != 24)
+			return -1;
+		share[i] = b[i].enabled > a[i].enabled ?
+			   100.0 * (b[i].running - a[i].running) /
+			   (b[i].enabled - a[i].enabled) : -1;
+	}
+	return 0;
+}
+
+TEST_F(hps, rotation_survives)
+{
+	struct perf_event_attr attr;
+	struct plan_info p0, p1;
+	struct read_one r0[4], r1[4];
+	double sh[4];
+	int fd[4], i, k;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = vpmu_type();
+	attr.read_format = RF_TIMES;
+	ASSERT_LT(0, (int)attr.type);
+	for (i = 0; i < 4; i++) {
+		fd[i] = pevt_open(self->dev, &attr, -1, CPU, -1, 0);
+		ASSERT_LE(0, fd[i]);
+	}
+	ASSERT_EQ(0, shares_over(fd, 4, 500 * NSEC_PER_MSEC, sh));
+	TH_LOG("%s before: %.1f %.1f %.1f %.1f", variant->policy, sh[0], sh[1], sh[2], sh[3]);
+	for (i = 0; i < 4; i++)
+		EXPECT_LE(30.0, sh[i]);
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, cpu_set_online(CPU, 0));
+		alarm(10);
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(24, read_one(fd[i], &r0[i]));
+		sleep_ns(100 * NSEC_PER_MSEC);
+		for (i = 0; i < 4; i++) {
+			ASSERT_EQ(24, read_one(fd[i], &r1[i]));
+			EXPECT_EQ(r0[i].running, r1[i].running)
+				TH_LOG("group %d runs while cpu1 is offline", i);
+		}
+		alarm(0);
+		ASSERT_EQ(0, cpu_set_online(CPU, 1));
+		sleep_ns(50 * NSEC_PER_MSEC);
+		if (read_plan(CPU, &p0))
+			memset(&p0, 0, sizeof(p0));
+		ASSERT_EQ(0, shares_over(fd, 4, NSEC_PER_SEC, sh));
+		if (read_plan(CPU, &p1))
+			memset(&p1, 0, sizeof(p1));
+		TH_LOG("%s after cycle %d: %.1f %.1f %.1f %.1f, ticks %lld -> %lld",
+		       variant->policy, k, sh[0], sh[1], sh[2], sh[3], p0.ticks, p1.ticks);
+		for (i = 0; i < 4; i++)
+			EXPECT_LE(30.0, sh[i]) TH_LOG("group %d starves after online", i);
+		if (!strcmp(variant->policy, "rotid"))
+			EXPECT_LT(p0.ticks + 50, p1.ticks) TH_LOG("the tick stopped");
+	}
+	for (i = 0; i < 4; i++)
+		close(fd[i]);
 }
 
 TEST_HARNESS_MAIN

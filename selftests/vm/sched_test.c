@@ -25,22 +25,13 @@
 #include "kselftest_harness.h"
 #include "../common.h"
 #include "../live_stats.h"
+#include "../sched_plan.h"
 
-#define VPMU_SYSFS	"/sys/bus/event_source/devices/pevt_vpmu"
-#define PARAMS		"/sys/module/pevt/parameters"
-#define PLAN		"/sys/kernel/debug/pevt_sched/plan"
+#define VPMU_SYSFS	SCHED_VPMU
+#define PARAMS		SCHED_PARAMS
 #define CPU		1
 #define RUN_NS		(3 * NSEC_PER_SEC)	/* 2 s: ±3 points missed under host load */
 #define MAXG		8
-
-static int reload(const char *params)
-{
-	const char *ko = getenv("PEVT_KO") ?: "/pevt.ko";
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rmmod pevt 2>/dev/null; insmod %s %s", ko, params);
-	return system(cmd) == 0 && read_long(VPMU_SYSFS "/type") > 0 ? 0 : -1;
-}
 
 enum backend { PEVT, STOCK };
 
@@ -68,49 +59,6 @@ struct scen {
 	double share[MAXG];	/* running / enabled, percent */
 	__u64 enabled[MAXG], running[MAXG];
 };
-
-/* The plan of CPU as the debugfs file shows it. */
-struct plan_info {
-	int found, valid, R, r, groups;
-	long long ticks, plans, hits;
-	char state[MAXG * 4][16];
-};
-
-static int read_plan(int cpu, struct plan_info *p)
-{
-	FILE *f = fopen(PLAN, "r");
-	char line[256];
-	int in = 0;
-
-	memset(p, 0, sizeof(*p));
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		int c, v, o, gi;
-		char pol[16], st[16];
-
-		long long hits;
-
-		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld",
-			   &c, pol, &v, &o, &p->R, &p->r, &p->ticks, &p->plans,
-			   &p->groups, &hits) == 10) {
-			in = c == cpu;
-			if (in) {
-				p->found = 1;
-				p->valid = v;
-				p->hits = hits;
-			}
-			continue;
-		}
-		if (in && sscanf(line, "group %d id %*u task %*d pinned %*d members %*u state %15s",
-				 &gi, st) == 2 && gi < MAXG * 4)
-			snprintf(p->state[gi], sizeof(p->state[gi]), "%s", st);
-	}
-	fclose(f);
-	if (!p->found)
-		return -1;
-	return 0;
-}
 
 static pid_t busy_child(void)
 {
@@ -262,14 +210,14 @@ FIXTURE_SETUP(sched)
 		SKIP(return, "needs root");
 	if (sysconf(_SC_NPROCESSORS_ONLN) <= CPU)
 		SKIP(return, "needs CPU %d", CPU);
-	ASSERT_EQ(0, reload("nr_counters=2"));
+	ASSERT_EQ(0, sched_reload("nr_counters=2"));
 	ASSERT_EQ(0, write_str(PARAMS "/policy", variant->policy));
 	ASSERT_EQ(0, pin_to_cpu(0));
 }
 
 FIXTURE_TEARDOWN(sched)
 {
-	reload("");
+	sched_reload("");
 }
 
 static int is_rotid(const FIXTURE_VARIANT(sched) *v)
@@ -330,8 +278,11 @@ TEST_F(sched, two_task_two_cpu)
 	scen_init(&s, 2, 2);
 	s.compete = 1;
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
-	if (is_rotid(variant))
+	if (is_rotid(variant)) {
+		TH_LOG("plan of CPU %d: R %d, plans %lld, saved-plan hits %lld, timer runs %lld",
+		       CPU, pi.R, pi.plans, pi.hits, pi.timer);
 		EXPECT_EQ(2, pi.R);
+	}
 	check_shares(_metadata, variant, &s, target);
 }
 
@@ -382,9 +333,15 @@ TEST_F(sched, software_always_on)
 	s.g[s.n++] = (struct gspec){ .task = 1, .sw = 1, .members = 1 };
 	s.g[s.n++] = (struct gspec){ .task = 0, .sw = 1, .members = 1 };
 	ASSERT_EQ(0, run_scen(PEVT, &s, &pi));
+	/*
+	 * CPU groups come first in the plan: [3] is the CPU software group.
+	 * The task has only a software group: its context is not planned
+	 * at all (its groups all go on; no plan, no timer run at a switch).
+	 */
 	if (is_rotid(variant)) {
 		EXPECT_STREQ("always_on", pi.state[3]);
-		EXPECT_STREQ("always_on", pi.state[4]);
+		EXPECT_STREQ("", pi.state[4]);
+		EXPECT_EQ(4, pi.groups);
 	}
 	check_shares(_metadata, variant, &s, target);
 }

@@ -30,6 +30,7 @@ struct scenario {
 struct result {
 	unsigned int plans;
 	double total_us, mean_us, p50_us, p99_us, max_us;
+	double tick_us_mean, tick_us_max;	/* per rotation switch, see tick_walk() */
 	double r_mean, rmin_mean, lb_mean;
 	unsigned int r_max;
 	unsigned int at_lb, proven, wrapped, ticking;
@@ -170,6 +171,33 @@ static void count_kept(const struct scenario *sc, const struct rot_group *g,
 	}
 }
 
+/*
+ * What the module's tick does with the plan, irqs off, per rotation
+ * switch r -> r+1 (kmod/sched.c sched_apply()): for every group, does
+ * rotation r+1 run it, and if so the planned counter of each member.
+ * Planning itself runs in process context (sched_plan_work()), so this
+ * walk plus the group switching is the tick's whole irq-off cost.
+ * Return: mean microseconds per switch over the whole cycle.
+ */
+static double tick_walk(const struct scenario *sc, const struct rot_group *g,
+			const struct rot_plan *p)
+{
+	unsigned int r, i, m, R = p->nr_rotations ? p->nr_rotations : 1;
+	volatile int sink = 0;
+	double t0 = now_us();
+
+	for (r = 0; r < R; r++) {
+		for (i = 0; i < sc->groups; i++) {
+			if (!p->nr_rotations || !rot_plan_runs(p, r, i))
+				continue;
+			for (m = 0; m < g[i].nr_members; m++)
+				sink += rot_plan_counter(p, r, i, m);
+		}
+	}
+	(void)sink;
+	return (now_us() - t0) / R;
+}
+
 static int run(const struct scenario *sc, struct result *res)
 {
 	struct rot_group *g = calloc(sc->groups ? sc->groups : 1, sizeof(*g));
@@ -215,6 +243,10 @@ static int run(const struct scenario *sc, struct result *res)
 		for (i = 0; i < sc->groups; i++)
 			res->rotating += p.state[i] >= 0;
 
+		t0 = tick_walk(sc, g, &p);
+		res->tick_us_mean += t0;
+		if (t0 > res->tick_us_max)
+			res->tick_us_max = t0;
 		measure(sc, g, &p, &u, &umax, &u0, &smin, &jain);
 		count_kept(sc, g, &p, &res->cont, &res->kept);
 		res->u_mean += u;
@@ -238,6 +270,7 @@ static int run(const struct scenario *sc, struct result *res)
 	res->ticking = nticking;
 	if (sc->cpus) {
 		res->mean_us = res->total_us / sc->cpus;
+		res->tick_us_mean /= sc->cpus;
 		res->r_mean /= sc->cpus;
 		res->rmin_mean /= sc->cpus;
 		res->lb_mean /= sc->cpus;
@@ -267,9 +300,9 @@ out:
 
 static void print_header(void)
 {
-	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s %5s\n",
+	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s %5s\n",
 	       "scenario", "cpus", "grp", "N", "con", "total_ms", "mean_us", "p99_us",
-	       "max_us", "R", "Rmin", "LB", "Rmax", "=LB%", "prov%", "wrap%",
+	       "max_us", "tick_us", "tickmx", "R", "Rmin", "LB", "Rmax", "=LB%", "prov%", "wrap%",
 	       "U0", "U", "U/Umx", "Umin", "smin", "smin0", "Jain", "kept%");
 }
 
@@ -277,9 +310,10 @@ static void print_row(const struct scenario *sc, const struct result *r)
 {
 	unsigned int plans = r->plans ? r->plans : 1;
 
-	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f %5.1f\n",
+	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f %5.1f\n",
 	       sc->name, sc->cpus, sc->groups, sc->counters, sc->constrained_pct,
 	       r->total_us / 1e3, r->mean_us, r->p99_us, r->max_us,
+	       r->tick_us_mean, r->tick_us_max,
 	       r->r_mean, r->rmin_mean, r->lb_mean, r->r_max,
 	       100.0 * r->at_lb / plans, 100.0 * r->proven / plans,
 	       100.0 * r->wrapped / plans,
@@ -296,6 +330,7 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		"\"software_pct\": %u, \"task_pct\": %u, \"constrained_pct\": %u,\n"
 		"   \"plan_us\": {\"total\": %.3f, \"mean\": %.3f, \"p50\": %.3f, "
 		"\"p99\": %.3f, \"max\": %.3f},\n"
+		"   \"tick_us\": {\"mean\": %.3f, \"max\": %.3f},\n"
 		"   \"rotations\": {\"mean\": %.4f, \"min_rotations_mean\": %.4f, "
 		"\"lower_bound_mean\": %.4f, \"max\": %u, \"plans_at_lower_bound\": %u, "
 		"\"plans_proven_optimal\": %u, \"plans_wrapped\": %u, \"plans_ticking\": %u},\n"
@@ -309,7 +344,7 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		sc->name, seed, sc->cpus, sc->groups, sc->counters, sc->max_size,
 		sc->pinned_pct, sc->software_pct, sc->task_pct, sc->constrained_pct,
 		r->total_us, r->mean_us, r->p50_us, r->p99_us, r->max_us,
-		r->r_mean, r->rmin_mean, r->lb_mean, r->r_max, r->at_lb, r->proven,
+		r->tick_us_mean, r->tick_us_max, r->r_mean, r->rmin_mean, r->lb_mean, r->r_max, r->at_lb, r->proven,
 		r->wrapped, r->ticking, r->u_mean, r->u_min, r->umax_mean,
 		r->u_ratio_mean, r->u0_mean, r->share_mean, r->share_min, r->jain_mean,
 		r->jain_min, r->cont, r->kept, r->on, r->off, r->pinned, r->error, r->rotating,
@@ -337,7 +372,9 @@ static void usage(FILE *f)
 "  -j, --json FILE       also write the results as JSON\n"
 "  -h, --help            this text\n"
 "\n"
-"Columns: total_ms/mean_us/p99_us/max_us plan time; R schedule length, Rmin\n"
+"Columns: total_ms/mean_us/p99_us/max_us plan time (pevt.ko plans in process\n"
+"context); tick_us/tickmx the plan walk of one rotation switch, mean and worst\n"
+"plan (the tick's irq-off use of the plan); R schedule length, Rmin\n"
 "fewest rotations found, LB its lower bound (means), Rmax largest R, =LB%%\n"
 "plans with Rmin == LB, prov%% plans with Rmin proven minimal, wrap%% plans\n"
 "using the wrap-around schedule; U0 slot utilization of the packing alone\n"
