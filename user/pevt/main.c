@@ -112,9 +112,10 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s [--json] OBJECT { COMMAND | help }\n"
-		"       OBJECT := { bench | stat }\n"
+		"       OBJECT := { bench | record | stat }\n"
 		"\n"
 		"  bench     A/B benchmarks: pevt against the stock kernel\n"
+		"  record    sample into a perf.data file stock perf reads\n"
 		"  stat      count events like perf stat, stock or pevt backend\n",
 		bin_name);
 	return 0;
@@ -129,6 +130,7 @@ void usage(void)
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "bench",	do_bench,	"benchmarks" },
+	{ "record",	do_record,	"sample into perf.data (perf record)" },
 	{ "stat",	do_stat,	"count events (perf stat)" },
 	{ 0 }
 };

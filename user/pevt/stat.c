@@ -26,6 +26,7 @@
 
 #include "evlist.h"
 #include "main.h"
+#include "target.h"
 
 #define STAT_DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
 #define STAT_DEFAULT_EVENTS_CPU	"cpu-clock,context-switches,cpu-migrations,page-faults"
@@ -249,92 +250,6 @@ static void print_summary(struct stat_run *r, uint64_t elapsed,
 
 /* ---- targets ---------------------------------------------------------- */
 
-static int add_threads(int pid, int **v, int *n)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return -ESRCH;
-	while ((de = readdir(dir))) {
-		int *nv;
-
-		if (de->d_name[0] == '.')
-			continue;
-		nv = realloc(*v, (*n + 1) * sizeof(**v));
-		if (!nv) {
-			closedir(dir);
-			return -ENOMEM;
-		}
-		*v = nv;
-		(*v)[(*n)++] = atoi(de->d_name);
-	}
-	closedir(dir);
-	return 0;
-}
-
-/*
- * Fork the workload stopped before exec (perf's evlist__prepare_workload):
- * it blocks on go_fd until the counters are enabled, and reports an exec
- * failure through a close-on-exec pipe.
- */
-static int prepare_workload(struct stat_run *r, const sigset_t *oldmask,
-			    int *err_fd)
-{
-	int go[2], ep[2];
-	char c;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
-		return -errno;
-	r->child = fork();
-	if (r->child < 0)
-		return -errno;
-	if (!r->child) {
-		int e;
-
-		close(go[1]);
-		close(ep[0]);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);	/* the parent gave up */
-		execvp(r->o->argv[0], r->o->argv);
-		e = errno;
-		if (write(ep[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ep[1]);
-	r->go_fd = go[1];
-	*err_fd = ep[0];
-	return 0;
-}
-
-/* A zombie has exited: its parent may not reap it before we are done. */
-static bool pid_alive(int pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	if (kill(pid, 0) && errno == ESRCH)
-		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 static bool pids_alive(struct stat_run *r)
 {
 	int i;
@@ -345,28 +260,7 @@ static bool pids_alive(struct stat_run *r)
 	return false;
 }
 
-static void join_args(char *buf, size_t size, int argc, char **argv)
-{
-	size_t n = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i < argc && n + 1 < size; i++)
-		n += snprintf(buf + n, size - n, "%s%s", i ? " " : "", argv[i]);
-}
-
 /* ---- errors ----------------------------------------------------------- */
-
-static void report_parse_error(const char *list, const struct pevt_parse_error *e)
-{
-	if (e->pos < 0) {
-		p_err("invalid event list '%s': %s", list, e->msg);
-		return;
-	}
-	p_err("event syntax error at position %d ('%s'): %s", e->pos, e->token, e->msg);
-	if (!json_output)
-		p_info("  %s\n  %*s^", list, e->pos, "");
-}
 
 /* ---- main ------------------------------------------------------------- */
 
@@ -524,7 +418,7 @@ static int setup_target(struct stat_run *r, int **cpus, int *nr_cpus,
 			return -EINVAL;
 		}
 		for (i = 0; i < n; i++) {
-			ret = add_threads(pl[i], threads, nr_threads);
+			ret = proc_add_threads(pl[i], threads, nr_threads);
 			if (ret) {
 				p_err("no such process: %d", pl[i]);
 				free(pl);
@@ -636,7 +530,7 @@ int do_stat(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 
 	if (o.argv) {
-		ret = prepare_workload(&r, &oldmask, &err_fd);
+		ret = workload_prepare(o.argv, &oldmask, &r.child, &r.go_fd, &err_fd);
 		if (ret) {
 			p_err("cannot start '%s': %s", o.argv[0], strerror(-ret));
 			goto out;

@@ -1,0 +1,1540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt record: sample into per-CPU ring buffers and stream them to a
+ * perf.data file (or pipe) that stock perf reads.
+ *
+ * The shape is perf record's (builtin-record.c): one ring buffer per CPU
+ * (every event on that CPU SET_OUTPUT into it), a tracking event that
+ * asks the kernel for COMM/MMAP2/FORK/EXIT, the state of what already
+ * runs synthesized from /proc before the events are enabled, then passes
+ * over all buffers, each pass ended by PERF_RECORD_FINISHED_ROUND
+ * (Weisbecker's deterministic reordering: a reader may sort and flush
+ * everything older than the previous round's newest record).
+ *
+ * A buffer is written straight from the mapping: [tail, head) is one or
+ * two iovecs, and data_tail is stored only after the write returned.  The
+ * header's data.size is rewritten after every round, so the file is
+ * readable up to the last complete round whatever happens next.
+ *
+ * The file format itself is libpevt's data writer (data_writer.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include <linux/pevt.h>
+#include <pevt/data_writer.h>
+#include <pevt/evsel.h>
+#include <pevt/parse_events.h>
+
+#include "main.h"
+#include "target.h"
+
+#define RECORD_DEFAULT_EVENT	"cpu-clock"
+#define RECORD_DEFAULT_FREQ	4000
+#define RECORD_DEFAULT_PAGES	128		/* 512 KiB, perf's default */
+#define PROGRESS_NS		500000000ull
+
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
+#define PERF_RECORD_MISC_MMAP_BUILD_ID	(1 << 14)
+#endif
+
+struct record_opts {
+	char *events;			/* joined -e lists */
+	uint64_t period;		/* -c */
+	uint64_t freq;			/* -F */
+	bool callchain;			/* -g */
+	bool system_wide;		/* -a */
+	const char *cpu_list;		/* -C */
+	const char *pid_list;		/* -p */
+	const char *tid_list;		/* -t */
+	const char *output;		/* -o, "-" = pipe */
+	unsigned long pages;		/* -m */
+	uint64_t mmap_flush;		/* --mmap-flush bytes */
+	bool quiet;			/* -q */
+	bool no_inherit;
+	bool no_buildid;		/* -B */
+	enum pevt_backend backend;
+	char **argv;			/* workload */
+	int argc;
+};
+
+/* One event of the file: an attr opened on every (cpu, thread). */
+struct rec_event {
+	struct perf_event_attr attr;
+	const char *name;
+	enum pevt_backend backend;
+	struct pevt_evsel **evsels;	/* [cpu * nr_threads + thread] */
+	uint64_t *ids;
+	int nr_ids;
+};
+
+/* One ring buffer: a CPU's events of one backend. */
+struct rec_buf {
+	int cpu;
+	struct pevt_evsel *owner;	/* the mapped evsel */
+	struct pevt_mmap *map;
+	uint64_t bytes;
+};
+
+/* Executable mappings, to know which DSOs had samples (BUILD_ID). */
+struct rec_map {
+	uint64_t start, end;
+	int dso;
+};
+
+struct rec_task {
+	int pid;
+	struct rec_map *maps;
+	int nr, alloc;
+};
+
+struct rec_dso {
+	char *name;
+	bool hit;
+};
+
+struct record {
+	struct record_opts *o;
+	struct pevt_events *evs;
+	struct rec_event *events;
+	int nr_events;
+	int *cpus, nr_cpus;
+	int *threads, nr_threads;	/* {-1} for CPU-wide */
+	struct rec_buf *bufs;
+	int nr_bufs;
+	struct pevt_data_writer *w;
+	int out_fd;
+	const char *path;
+	pid_t child;
+	int go_fd;
+
+	/* sample layout, the same for every event */
+	uint64_t sample_type;
+	int id_hdr_size;		/* sample_id_all trailer bytes */
+	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
+
+	uint64_t samples, lost, first_time, last_time;
+	bool kernel_hit;
+	struct rec_task *tasks;
+	int nr_tasks;
+	struct rec_task *last_task;
+	struct rec_dso *dsos;
+	int nr_dsos;
+	bool done;			/* SIGINT/SIGTERM came */
+	int signr;
+};
+
+static int do_record_help(void)
+{
+	fprintf(stderr,
+		"Usage: %1$s record [OPTIONS] [--] [COMMAND [ARGS...]]\n"
+		"\n"
+		"Sample COMMAND, or system wide (-a), CPUs (-C), processes (-p) or\n"
+		"threads (-t) until interrupted, into a perf.data file stock perf reads.\n"
+		"\n"
+		"  -e, --event LIST        events as for perf (default " RECORD_DEFAULT_EVENT ")\n"
+		"  -c, --count N           sample every N events\n"
+		"  -F, --freq HZ           sample at HZ per second (default %2$d; tracepoints: -c 1)\n"
+		"  -g, --call-graph        record call chains (frame pointers)\n"
+		"  -a, --all-cpus          system wide\n"
+		"  -C, --cpu LIST          these CPUs, system wide on them\n"
+		"  -p, --pid PIDS          existing processes (all their threads)\n"
+		"  -t, --tid TIDS          existing threads\n"
+		"  -o, --output FILE       output file (default perf.data; '-' = pipe to stdout)\n"
+		"  -m, --mmap-pages N      data pages per CPU buffer, a power of two (default %3$d)\n"
+		"      --mmap-flush BYTES  write a buffer only once it holds BYTES (default 1)\n"
+		"  -b, --backend B         stock (perf_event_open, default) or pevt (/dev/pevt)\n"
+		"  -i, --no-inherit        do not follow the workload's children\n"
+		"  -B, --no-buildid        no BUILD_ID section\n"
+		"  -q, --quiet             no progress line or summary\n"
+		"  -h, --help              this text\n"
+		"\n"
+		"See Documentation/record.md.\n",
+		bin_name, RECORD_DEFAULT_FREQ, RECORD_DEFAULT_PAGES);
+	return 0;
+}
+
+/* ---- DSOs with samples -------------------------------------------------- */
+
+static struct rec_task *task_find(struct record *r, int pid, bool create)
+{
+	struct rec_task *t;
+	int i;
+
+	if (r->last_task && r->last_task->pid == pid)
+		return r->last_task;
+	for (i = 0; i < r->nr_tasks; i++) {
+		if (r->tasks[i].pid == pid) {
+			r->last_task = &r->tasks[i];
+			return r->last_task;
+		}
+	}
+	if (!create)
+		return NULL;
+	t = realloc(r->tasks, (r->nr_tasks + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	r->tasks = t;
+	t = &r->tasks[r->nr_tasks++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	r->last_task = t;
+	return t;
+}
+
+static int dso_find(struct record *r, const char *name)
+{
+	struct rec_dso *d;
+	int i;
+
+	for (i = r->nr_dsos - 1; i >= 0; i--)
+		if (!strcmp(r->dsos[i].name, name))
+			return i;
+	d = realloc(r->dsos, (r->nr_dsos + 1) * sizeof(*d));
+	if (!d)
+		return -1;
+	r->dsos = d;
+	d[r->nr_dsos].name = strdup(name);
+	d[r->nr_dsos].hit = false;
+	if (!d[r->nr_dsos].name)
+		return -1;
+	return r->nr_dsos++;
+}
+
+static void task_add_map(struct record *r, int pid, uint64_t start,
+			 uint64_t len, const char *name)
+{
+	struct rec_task *t = task_find(r, pid, true);
+	int dso = dso_find(r, name), i;
+
+	if (!t || dso < 0)
+		return;
+	/* A new mapping replaces what it overlaps. */
+	for (i = 0; i < t->nr; i++) {
+		if (t->maps[i].start < start + len && start < t->maps[i].end)
+			t->maps[i] = t->maps[--t->nr], i--;
+	}
+	if (t->nr == t->alloc) {
+		int n = t->alloc ? 2 * t->alloc : 16;
+		struct rec_map *m = realloc(t->maps, n * sizeof(*m));
+
+		if (!m)
+			return;
+		t->maps = m;
+		t->alloc = n;
+	}
+	t->maps[t->nr++] = (struct rec_map){ start, start + len, dso };
+}
+
+/* FORK: the child starts with the parent's mappings. */
+static void task_fork(struct record *r, int pid, int ppid)
+{
+	struct rec_task *p, *c;
+	int i;
+
+	if (pid == ppid)
+		return;		/* a new thread shares its process's maps */
+	p = task_find(r, ppid, false);
+	if (!p || !p->nr)
+		return;
+	/* task_find() may move the array: copy the parent's maps first. */
+	struct rec_map *copy = malloc(p->nr * sizeof(*copy));
+	int nr = p->nr;
+
+	if (!copy)
+		return;
+	memcpy(copy, p->maps, nr * sizeof(*copy));
+	c = task_find(r, pid, true);
+	if (c) {
+		c->nr = 0;
+		for (i = 0; i < nr; i++)
+			task_add_map(r, pid, copy[i].start, copy[i].end - copy[i].start,
+				     r->dsos[copy[i].dso].name);
+	}
+	free(copy);
+}
+
+static void task_exec(struct record *r, int pid)
+{
+	struct rec_task *t = task_find(r, pid, false);
+
+	if (t)
+		t->nr = 0;
+}
+
+static void sample_hit(struct record *r, int pid, uint64_t ip, uint16_t misc)
+{
+	struct rec_task *t;
+	int i;
+
+	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		r->kernel_hit = true;
+		return;
+	}
+	t = task_find(r, pid, false);
+	if (!t)
+		return;
+	for (i = 0; i < t->nr; i++) {
+		if (ip >= t->maps[i].start && ip < t->maps[i].end) {
+			r->dsos[t->maps[i].dso].hit = true;
+			return;
+		}
+	}
+}
+
+/* NT_GNU_BUILD_ID of an ELF file, from its note sections (libelf). */
+static int elf_build_id(const char *path, uint8_t *id, size_t max)
+{
+	Elf_Scn *scn = NULL;
+	int fd, ret = -ENOENT;
+	Elf *elf;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && ret < 0 && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + noff, "GNU", 4) &&
+			    nh.n_descsz <= max) {
+				memcpy(id, (char *)data->d_buf + doff, nh.n_descsz);
+				ret = nh.n_descsz;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* The running kernel's build id, from the notes it exports. */
+static int kernel_build_id(uint8_t *id, size_t max)
+{
+	unsigned char buf[4096];
+	ssize_t n;
+	size_t off = 0;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	while (n > 0 && off + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > (size_t)n)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(buf + name_off, "GNU", 4) && descsz <= max) {
+			memcpy(id, buf + desc_off, descsz);
+			return descsz;
+		}
+		off = desc_off + ((descsz + 3) & ~3u);
+	}
+	return -ENOENT;
+}
+
+/* BUILD_ID entries for the kernel and every DSO that had samples. */
+static void add_build_ids(struct record *r)
+{
+	uint8_t id[20];
+	int i, n;
+
+	elf_version(EV_CURRENT);
+	if (r->kernel_hit && (n = kernel_build_id(id, sizeof(id))) > 0)
+		pevt_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_KERNEL, id, n,
+					       "[kernel.kallsyms]");
+	for (i = 0; i < r->nr_dsos; i++) {
+		const char *name = r->dsos[i].name;
+
+		if (!r->dsos[i].hit || name[0] != '/')
+			continue;
+		n = elf_build_id(name, id, sizeof(id));
+		if (n > 0)
+			pevt_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER,
+						       id, n, name);
+	}
+}
+
+/* ---- the records that go through -------------------------------------- */
+
+static uint64_t rb_u64(const unsigned char *data, uint64_t mask, uint64_t pos)
+{
+	uint64_t v;
+
+	/* Records are 8-byte aligned: a u64 never wraps. */
+	memcpy(&v, data + (pos & mask), 8);
+	return v;
+}
+
+/* Copy @len bytes at @pos out of the ring into @dst. */
+static void rb_copy(void *dst, const unsigned char *data, uint64_t mask,
+		    uint64_t pos, size_t len)
+{
+	uint64_t off = pos & mask, first = mask + 1 - off;
+
+	if (first >= len) {
+		memcpy(dst, data + off, len);
+	} else {
+		memcpy(dst, data + off, first);
+		memcpy((char *)dst + first, data, len - first);
+	}
+}
+
+/*
+ * Look at one record on its way to the file: count samples and losses,
+ * follow mappings, forks and execs for BUILD_ID.
+ */
+static void account(struct record *r, const unsigned char *data, uint64_t mask,
+		    uint64_t pos, const struct perf_event_header *h)
+{
+	uint64_t p = pos + sizeof(*h);
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: {
+		uint64_t ip = 0, t = 0, pidtid = 0;
+
+		r->samples++;
+		if (r->ip_idx >= 0)
+			ip = rb_u64(data, mask, p + 8 * r->ip_idx);
+		if (r->tid_idx >= 0)
+			pidtid = rb_u64(data, mask, p + 8 * r->tid_idx);
+		if (r->time_idx >= 0) {
+			t = rb_u64(data, mask, p + 8 * r->time_idx);
+			if (!r->first_time || t < r->first_time)
+				r->first_time = t;
+			if (t > r->last_time)
+				r->last_time = t;
+		}
+		if (!r->o->no_buildid)
+			sample_hit(r, (uint32_t)pidtid, ip, h->misc);
+		break;
+	}
+	case PERF_RECORD_LOST:
+		r->lost += rb_u64(data, mask, p + 8);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		r->lost += rb_u64(data, mask, p);
+		break;
+	case PERF_RECORD_MMAP2: {
+		/* pid, tid, addr, len, pgoff, maj/min/ino/gen (or build id), prot, flags, name */
+		char name[PATH_MAX];
+		size_t off = 4 + 4 + 8 * 3 + 24 + 8, len;
+
+		if (r->o->no_buildid || h->size <= sizeof(*h) + off)
+			break;
+		len = h->size - sizeof(*h) - off - r->id_hdr_size;
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		rb_copy(name, data, mask, p + off, len);
+		name[len] = '\0';
+		task_add_map(r, (uint32_t)rb_u64(data, mask, p),
+			     rb_u64(data, mask, p + 8), rb_u64(data, mask, p + 16), name);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		uint64_t pp = rb_u64(data, mask, p);	/* pid, ppid */
+
+		if (!r->o->no_buildid)
+			task_fork(r, (uint32_t)pp, (uint32_t)(pp >> 32));
+		break;
+	}
+	case PERF_RECORD_COMM:
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			task_exec(r, (uint32_t)rb_u64(data, mask, p));
+		break;
+	}
+}
+
+/*
+ * Write what a buffer holds: [tail, head) straight from the mapping, one
+ * or two iovecs, then give the space back.  Returns bytes written or
+ * -errno.
+ */
+static int64_t drain(struct record *r, struct rec_buf *b, bool flush_all)
+{
+	struct perf_event_mmap_page *pc = pevt_mmap__control(b->map);
+	unsigned char *data = pevt_mmap__data(b->map);
+	uint64_t size = pevt_mmap__data_size(b->map), mask = size - 1;
+	uint64_t head = pevt_mmap__read_head(b->map);
+	uint64_t tail = pc->data_tail, pos, len = head - tail;
+	struct iovec iov[2];
+	int n = 1, ret;
+
+	if (!len)
+		return 0;
+	if (len > size || (len & 7)) {
+		p_err("CPU %d buffer: head %" PRIu64 " tail %" PRIu64 " inconsistent",
+		      b->cpu, head, tail);
+		return -EBADMSG;
+	}
+	if (len < r->o->mmap_flush && !flush_all)
+		return 0;
+	for (pos = tail; pos < head;) {
+		struct perf_event_header h;
+
+		memcpy(&h, data + (pos & mask), sizeof(h));
+		if (h.size < sizeof(h) || (h.size & 7) || pos + h.size > head) {
+			p_err("CPU %d buffer: bad record size %u at %" PRIu64,
+			      b->cpu, h.size, pos);
+			return -EBADMSG;
+		}
+		account(r, data, mask, pos, &h);
+		pos += h.size;
+	}
+	iov[0].iov_base = data + (tail & mask);
+	iov[0].iov_len = len;
+	if ((tail & mask) + len > size) {
+		iov[0].iov_len = size - (tail & mask);
+		iov[1].iov_base = data;
+		iov[1].iov_len = len - iov[0].iov_len;
+		n = 2;
+	}
+	ret = pevt_data_writer__writev(r->w, iov, n);
+	if (ret)
+		return ret;
+	/* The bytes are in the file: the kernel may reuse them. */
+	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
+	b->bytes += len;
+	return len;
+}
+
+/* One pass over every buffer, then FINISHED_ROUND. */
+static int64_t pass(struct record *r, bool flush_all)
+{
+	int64_t total = 0, n;
+	int i, ret;
+
+	for (i = 0; i < r->nr_bufs; i++) {
+		n = drain(r, &r->bufs[i], flush_all);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	ret = pevt_data_writer__round(r->w);
+	return ret ? ret : total;
+}
+
+/* ---- synthesized state ------------------------------------------------- */
+
+static int write_rec(struct record *r, void *rec, size_t len)
+{
+	/* The sample_id_all trailer of a synthesized record: zeros. */
+	static const uint64_t zero[8];
+	struct iovec iov[2] = { { rec, len }, { (void *)zero, r->id_hdr_size } };
+
+	((struct perf_event_header *)rec)->size = len + r->id_hdr_size;
+	return pevt_data_writer__writev(r->w, iov, 2);
+}
+
+static int synth_comm(struct record *r, int pid, int tid, const char *comm)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[24];
+	} ev = { .h = { .type = PERF_RECORD_COMM }, .pid = pid, .tid = tid };
+	size_t len = strnlen(comm, 15) + 1;
+
+	memcpy(ev.comm, comm, len - 1);
+	return write_rec(r, &ev, offsetof(typeof(ev), comm) + ((len + 7) & ~7ul));
+}
+
+static int synth_fork(struct record *r, int pid, int ppid, int tid, int ptid)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+	} ev = {
+		.h = { .type = PERF_RECORD_FORK },
+		.pid = pid, .ppid = ppid, .tid = tid, .ptid = ptid,
+	};
+
+	return write_rec(r, &ev, sizeof(ev));
+}
+
+/* MMAP2 of every executable mapping of @pid (perf_event__synthesize_mmap_events()). */
+static int synth_mmaps(struct record *r, int pid)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char filename[PATH_MAX + 8];
+	} ev;
+	char path[64], line[PATH_MAX + 256];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;	/* gone meanwhile */
+	while (!ret && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, pgoff, ino;
+		unsigned int maj, min;
+		char perm[8], *name;
+		int n = 0;
+		size_t len;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n",
+			   &start, &end, perm, &pgoff, &maj, &min, &ino, &n) < 7 || !n)
+			continue;
+		if (perm[2] != 'x')
+			continue;
+		name = line + n;
+		name[strcspn(name, "\n")] = '\0';
+		if (!*name)
+			name = "//anon";
+		memset(&ev, 0, offsetof(typeof(ev), filename));
+		ev.h.type = PERF_RECORD_MMAP2;
+		ev.h.misc = PERF_RECORD_MISC_USER;
+		ev.pid = ev.tid = pid;
+		ev.start = start;
+		ev.len = end - start;
+		ev.pgoff = pgoff;
+		ev.maj = maj;
+		ev.min = min;
+		ev.ino = ino;
+		ev.prot = PROT_EXEC | (perm[0] == 'r' ? PROT_READ : 0) |
+			  (perm[1] == 'w' ? PROT_WRITE : 0);
+		ev.flags = perm[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		len = strlen(name) + 1;
+		if (len > PATH_MAX)
+			continue;
+		memcpy(ev.filename, name, len);
+		len = (len + 7) & ~7ul;
+		memset(ev.filename + strlen(name), 0, len - strlen(name));
+		if (!r->o->no_buildid)
+			task_add_map(r, pid, start, end - start, name);
+		ret = write_rec(r, &ev, offsetof(typeof(ev), filename) + len);
+	}
+	fclose(f);
+	return ret;
+}
+
+static int read_status(int pid, int tid, char *comm, size_t len, int *ppid)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ESRCH;
+	*comm = '\0';
+	*ppid = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Name:\t", 6)) {
+			snprintf(comm, len, "%.15s", line + 6);
+			comm[strcspn(comm, "\n")] = '\0';
+		} else if (!strncmp(line, "PPid:\t", 6)) {
+			*ppid = atoi(line + 6);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* FORK + COMM for every thread of @pid, MMAP2 for its mappings. */
+static int synth_process(struct record *r, int pid)
+{
+	int *tids = NULL, nr = 0, i, ret = 0, ppid;
+	char comm[32];
+
+	if (proc_add_threads(pid, &tids, &nr))
+		return 0;	/* gone meanwhile */
+	for (i = 0; i < nr && !ret; i++) {
+		if (read_status(pid, tids[i], comm, sizeof(comm), &ppid))
+			continue;
+		if (tids[i] == pid)
+			ret = synth_fork(r, pid, ppid, pid, ppid);
+		else
+			ret = synth_fork(r, pid, pid, tids[i], pid);
+		if (!ret)
+			ret = synth_comm(r, pid, tids[i], comm);
+	}
+	free(tids);
+	if (!ret)
+		ret = synth_mmaps(r, pid);
+	return ret;
+}
+
+/*
+ * PERF_RECORD_MMAP of the kernel ([kernel.kallsyms]_text at _text), which
+ * perf uses to relocate kernel symbols (perf_event__synthesize_kernel_mmap()).
+ */
+static int synth_kernel_mmap(struct record *r)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		char filename[24];
+	} ev = {
+		.h = { .type = PERF_RECORD_MMAP, .misc = PERF_RECORD_MISC_KERNEL },
+		.pid = -1, .tid = 0,
+		.filename = "[kernel.kallsyms]_text",
+	};
+	unsigned long long addr = 0;
+	char line[256], sym[128], t;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &addr, &t, sym) == 3 && !strcmp(sym, "_text"))
+			break;
+		addr = 0;
+	}
+	fclose(f);
+	if (!addr)
+		return 0;	/* restricted: perf report falls back to its own guess */
+	ev.start = addr;
+	ev.pgoff = addr;
+	ev.len = ~0ull - addr;
+	return write_rec(r, &ev, sizeof(ev));
+}
+
+/* PERF_RECORD_ID_INDEX: which CPU and thread every id belongs to. */
+static int synth_id_index(struct record *r)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t nr;
+		struct { uint64_t id, idx, cpu, tid; } e[1024];
+	} *ev = malloc(sizeof(*ev));
+	int i, c, t, n = 0, ret = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_events && !ret; i++) {
+		for (c = 0; c < r->nr_cpus && !ret; c++) {
+			for (t = 0; t < r->nr_threads && !ret; t++) {
+				ev->e[n].id = r->events[i].ids[c * r->nr_threads + t];
+				ev->e[n].idx = c;
+				ev->e[n].cpu = r->cpus[c];
+				ev->e[n].tid = r->threads[t];
+				if (++n < 1024)
+					continue;
+				ev->h = (struct perf_event_header){ .type = PERF_RECORD_ID_INDEX,
+					.size = 16 + n * sizeof(ev->e[0]) };
+				ev->nr = n;
+				ret = pevt_data_writer__write(r->w, ev, ev->h.size);
+				n = 0;
+			}
+		}
+	}
+	if (n && !ret) {
+		ev->h = (struct perf_event_header){ .type = PERF_RECORD_ID_INDEX,
+			.size = 16 + n * sizeof(ev->e[0]) };
+		ev->nr = n;
+		ret = pevt_data_writer__write(r->w, ev, ev->h.size);
+	}
+	free(ev);
+	return ret;
+}
+
+static int synthesize(struct record *r)
+{
+	bool kernel = false;
+	int i, ret;
+
+	ret = synth_id_index(r);
+	for (i = 0; i < r->nr_events; i++)
+		kernel |= !r->events[i].attr.exclude_kernel;
+	if (!ret && kernel)
+		ret = synth_kernel_mmap(r);
+	if (ret)
+		return ret;
+	if (r->threads[0] == -1) {
+		/* CPU-wide: every process. */
+		struct dirent *de;
+		DIR *d = opendir("/proc");
+
+		if (!d)
+			return -errno;
+		while (!ret && (de = readdir(d))) {
+			int pid = atoi(de->d_name);
+
+			if (pid > 0)
+				ret = synth_process(r, pid);
+		}
+		closedir(d);
+		return ret;
+	}
+	/* Task targets: each process once (threads of one process are adjacent). */
+	for (i = 0; i < r->nr_threads && !ret; i++) {
+		char path[64], buf[64];
+		int tgid = r->threads[i], j;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", r->threads[i]);
+		f = fopen(path, "re");
+		while (f && fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "Tgid:\t", 6))
+				tgid = atoi(buf + 6);
+		if (f)
+			fclose(f);
+		for (j = 0; j < i; j++)
+			if (r->threads[j] == tgid)
+				break;
+		if (j == i || tgid != r->threads[i])
+			ret = synth_process(r, tgid);
+	}
+	return ret;
+}
+
+/* ---- events, buffers -------------------------------------------------- */
+
+static bool is_tracepoint(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_TRACEPOINT;
+}
+
+/*
+ * The attr of every event: the sampling setup of perf record
+ * (evsel__config()): IP, TID, TIME, PERIOD (+CPU CPU-wide, +CALLCHAIN with
+ * -g, +IDENTIFIER with several events), ids, sample_id_all; the first
+ * event tracks COMM/MMAP2/FORK/EXIT unless the backend needs a separate
+ * stock tracking event.
+ */
+static int setup_events(struct record *r)
+{
+	const struct record_opts *o = r->o;
+	bool task = r->threads[0] != -1;
+	int n = pevt_events__nr(r->evs), extra, i, k;
+	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		      PERF_SAMPLE_PERIOD;
+
+	/* pevt buffers cannot take stock records: track with a stock event. */
+	extra = o->backend == PEVT_BACKEND_DEVICE;
+	r->nr_events = n + extra;
+	r->events = calloc(r->nr_events, sizeof(*r->events));
+	if (!r->events)
+		return -ENOMEM;
+	if (!task)
+		st |= PERF_SAMPLE_CPU;
+	if (o->callchain)
+		st |= PERF_SAMPLE_CALLCHAIN;
+	if (r->nr_events > 1)
+		st |= PERF_SAMPLE_IDENTIFIER;
+	r->sample_type = st;
+	for (i = 0; i < r->nr_events; i++) {
+		struct rec_event *e = &r->events[i];
+		struct perf_event_attr *a = &e->attr;
+
+		if (i < n) {
+			const struct pevt_event_desc *d = pevt_events__get(r->evs, i);
+
+			*a = d->attr;
+			e->name = d->name;
+			e->backend = o->backend;
+			if (o->period) {
+				a->sample_period = o->period;
+			} else if (o->freq || !is_tracepoint(a)) {
+				a->freq = 1;
+				a->sample_freq = o->freq ? o->freq : RECORD_DEFAULT_FREQ;
+			} else {
+				a->sample_period = 1;
+			}
+		} else {
+			a->type = PERF_TYPE_SOFTWARE;
+			a->config = PERF_COUNT_SW_DUMMY;
+			a->exclude_kernel = 1;
+			e->name = "dummy:u";
+			e->backend = PEVT_BACKEND_PERF;
+		}
+		a->size = sizeof(*a);
+		a->sample_type = st;
+		a->read_format = PERF_FORMAT_ID;
+		a->disabled = 1;
+		a->sample_id_all = 1;
+		a->inherit = task && !o->no_inherit;
+		a->enable_on_exec = !!o->argv && task;
+		if (i == (extra ? n : 0)) {
+			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+		}
+		e->evsels = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->evsels));
+		e->ids = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->ids));
+		if (!e->evsels || !e->ids)
+			return -ENOMEM;
+	}
+	/* Sample layout: IDENTIFIER, IP, TID, TIME, ... (perf_output_sample()). */
+	k = !!(st & PERF_SAMPLE_IDENTIFIER);
+	r->ip_idx = k++;
+	r->tid_idx = k++;
+	r->time_idx = k;
+	r->id_hdr_size = 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+			      !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+			      !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+	return 0;
+}
+
+static struct rec_buf *buf_of(struct record *r, int cpu, enum pevt_backend be)
+{
+	int i;
+
+	for (i = 0; i < r->nr_bufs; i++)
+		if (r->bufs[i].cpu == cpu &&
+		    pevt_evsel__backend(r->bufs[i].owner) == be)
+			return &r->bufs[i];
+	return NULL;
+}
+
+/*
+ * Open every event on every (cpu, thread), map one buffer per CPU and
+ * backend, SET_OUTPUT the rest into it.  Returns 0 or -errno with a
+ * message printed.
+ */
+static int open_events(struct record *r)
+{
+	int i, c, t, ret;
+
+	r->bufs = calloc(r->nr_cpus * 2, sizeof(*r->bufs));
+	if (!r->bufs)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_events; i++) {
+		struct rec_event *e = &r->events[i];
+		LIBPEVT_OPTS(pevt_open_opts, oo, .backend = e->backend);
+
+		for (c = 0; c < r->nr_cpus; c++) {
+			for (t = 0; t < r->nr_threads; t++) {
+				int k = c * r->nr_threads + t;
+				struct pevt_evsel *ev;
+				struct rec_buf *b;
+retry:
+				ev = pevt_evsel__new(&e->attr);
+				if (!ev)
+					return -ENOMEM;
+				ret = pevt_evsel__open(ev, r->threads[t], r->cpus[c], NULL, &oo);
+				if ((ret == -EACCES || ret == -EPERM) && !e->attr.exclude_kernel &&
+				    c == 0 && t == 0) {
+					/* perf_event_paranoid >= 2: user space only, as perf does. */
+					pevt_evsel__delete(ev);
+					e->attr.exclude_kernel = 1;
+					e->attr.exclude_hv = 1;
+					goto retry;
+				}
+				if (ret == -ESRCH && r->threads[t] != -1 && !r->o->argv) {
+					/* The thread exited since we listed it. */
+					pevt_evsel__delete(ev);
+					e->ids[k] = 0;
+					continue;
+				}
+				if (ret < 0) {
+					pevt_evsel__delete(ev);
+					p_err("cannot open event '%s' on CPU %d%s with backend %s: %s",
+					      e->name, r->cpus[c], r->threads[t] == -1 ? "" : " for a task",
+					      e->backend == PEVT_BACKEND_DEVICE ? "pevt" : "stock",
+					      strerror(-ret));
+					return ret;
+				}
+				e->evsels[k] = ev;
+				pevt_evsel__id(ev, &e->ids[k]);
+				b = buf_of(r, r->cpus[c], e->backend);
+				if (b) {
+					ret = pevt_evsel__set_output(ev, b->owner);
+					if (ret) {
+						p_err("cannot redirect event '%s' into the CPU %d buffer: %s",
+						      e->name, r->cpus[c], strerror(-ret));
+						return ret;
+					}
+					continue;
+				}
+				{
+					LIBPEVT_OPTS(pevt_mmap_opts, mo, .writable = true,
+						     .mode = PEVT_READ_FORWARD);
+
+					b = &r->bufs[r->nr_bufs];
+					b->map = pevt_evsel__mmap(ev, r->o->pages, &mo);
+					if (!b->map) {
+						ret = -errno;
+						p_err("cannot map %lu pages for CPU %d: %s%s",
+						      r->o->pages, r->cpus[c], strerror(errno),
+						      errno == EPERM ? " (perf_event_mlock_kb? try a smaller -m)" : "");
+						return ret;
+					}
+					b->cpu = r->cpus[c];
+					b->owner = ev;
+					r->nr_bufs++;
+				}
+			}
+		}
+		/* Ids of threads that vanished are left out. */
+		for (c = 0, t = 0; c < r->nr_cpus * r->nr_threads; c++)
+			if (e->evsels[c])
+				e->ids[t++] = e->ids[c];
+		e->nr_ids = t;
+	}
+	return 0;
+}
+
+static void for_each_evsel(struct record *r, int (*fn)(struct pevt_evsel *))
+{
+	int i, k;
+
+	for (i = 0; i < r->nr_events; i++)
+		for (k = 0; k < r->nr_cpus * r->nr_threads; k++)
+			if (r->events[i].evsels[k])
+				fn(r->events[i].evsels[k]);
+}
+
+static void close_events(struct record *r)
+{
+	int i, k;
+
+	for (i = r->nr_events - 1; i >= 0; i--) {
+		/* Redirected fds first: the mapped one goes last. */
+		for (k = r->nr_cpus * r->nr_threads - 1; k >= 0; k--)
+			if (r->events[i].evsels && r->events[i].evsels[k])
+				pevt_evsel__delete(r->events[i].evsels[k]);
+		free(r->events[i].evsels);
+		free(r->events[i].ids);
+	}
+	free(r->events);
+	free(r->bufs);
+}
+
+/* ---- targets ---------------------------------------------------------- */
+
+static int online_cpus(int **cpus)
+{
+	char buf[256] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return pevt_cpu_list__parse(buf, cpus);
+}
+
+static int id_list(const char *s, int **v, int *n, bool threads_of)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long id = strtol(tok, &end, 10);
+
+		if (*end || id <= 0) {
+			p_err("invalid id '%s'", tok);
+			ret = -EINVAL;
+		} else if (threads_of) {
+			ret = proc_add_threads(id, v, n);
+			if (ret)
+				p_err("no such process: %ld", id);
+		} else {
+			int *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			*v = nv;
+			(*v)[(*n)++] = id;
+			if (!pid_alive(id)) {
+				p_err("no such thread: %ld", id);
+				ret = -ESRCH;
+			}
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+static int setup_target(struct record *r)
+{
+	const struct record_opts *o = r->o;
+	int ret;
+
+	if (o->cpu_list) {
+		ret = pevt_cpu_list__parse(o->cpu_list, &r->cpus);
+		if (ret <= 0) {
+			p_err("invalid CPU list '%s'", o->cpu_list);
+			return -EINVAL;
+		}
+	} else {
+		ret = online_cpus(&r->cpus);
+		if (ret <= 0) {
+			p_err("cannot read the online CPUs");
+			return -EINVAL;
+		}
+	}
+	r->nr_cpus = ret;
+	if (o->system_wide || (o->cpu_list && !o->pid_list && !o->tid_list)) {
+		r->threads = malloc(sizeof(int));
+		if (!r->threads)
+			return -ENOMEM;
+		r->threads[0] = -1;
+		r->nr_threads = 1;
+		return 0;
+	}
+	ret = 0;
+	if (o->pid_list)
+		ret = id_list(o->pid_list, &r->threads, &r->nr_threads, true);
+	if (!ret && o->tid_list)
+		ret = id_list(o->tid_list, &r->threads, &r->nr_threads, false);
+	return ret;
+}
+
+/* ---- main loop -------------------------------------------------------- */
+
+static void progress(struct record *r, bool final)
+{
+	double mb = pevt_data_writer__bytes(r->w) / 1048576.0;
+
+	if (r->o->quiet)
+		return;
+	if (!final) {
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "\r[ pevt record: %.3f MB, %" PRIu64 " samples, %"
+				PRIu64 " lost ]", mb, r->samples, r->lost);
+		return;
+	}
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
+		" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
+}
+
+/*
+ * Signals come through a signalfd in the poll set (they stay blocked):
+ * SIGINT/SIGTERM end the recording, SIGCHLD may mean the workload ended.
+ */
+static bool take_signals(struct record *r, int sfd)
+{
+	struct signalfd_siginfo si;
+	bool chld = false;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			chld = true;
+		} else {
+			r->signr = si.ssi_signo;
+			r->done = true;
+		}
+	}
+	return chld;
+}
+
+static int record_loop(struct record *r, int sfd)
+{
+	struct pollfd *pfd = calloc(r->nr_bufs + 1, sizeof(*pfd));
+	uint64_t next = now_ns() + PROGRESS_NS;
+	int i, status, nr_open = r->nr_bufs;
+	int64_t ret = 0;
+
+	if (!pfd)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_bufs; i++) {
+		pfd[i].fd = pevt_evsel__fd(r->bufs[i].owner);
+		pfd[i].events = POLLIN;
+	}
+	pfd[r->nr_bufs].fd = sfd;
+	pfd[r->nr_bufs].events = POLLIN;
+	while (!r->done) {
+		ret = pass(r, false);
+		if (ret < 0)
+			break;
+		if (r->child > 0 && waitpid(r->child, &status, WNOHANG) == r->child) {
+			r->child = -status - 1;		/* reaped; keep the status */
+			break;
+		}
+		if (!r->o->argv && r->threads[0] != -1 && !nr_open)
+			break;	/* -p/-t: every task is gone */
+		if (now_ns() >= next) {
+			progress(r, false);
+			next = now_ns() + PROGRESS_NS;
+		}
+		if (ret)
+			continue;
+		/* Nothing moved: sleep until a buffer wakes us or a signal comes. */
+		if (poll(pfd, r->nr_bufs + 1, 100) < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		for (i = 0; i < r->nr_bufs; i++) {
+			/* Hung up: its tasks are gone; drained by every pass anyway. */
+			if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLHUP | POLLERR))) {
+				pfd[i].fd = -1;
+				nr_open--;
+			}
+		}
+		if (pfd[r->nr_bufs].revents & POLLIN)
+			take_signals(r, sfd);
+	}
+	free(pfd);
+	return ret < 0 ? (int)ret : 0;
+}
+
+static int parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long n = strtoull(s, &end, 0);
+
+	switch (*end) {
+	case 'K': case 'k': n <<= 10; end++; break;
+	case 'M': case 'm': n <<= 20; end++; break;
+	case 'G': case 'g': n <<= 30; end++; break;
+	}
+	if (end == s || *end)
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option opts[] = {
+		{ "event",		required_argument,	NULL, 'e' },
+		{ "count",		required_argument,	NULL, 'c' },
+		{ "freq",		required_argument,	NULL, 'F' },
+		{ "call-graph",		no_argument,		NULL, 'g' },
+		{ "all-cpus",		no_argument,		NULL, 'a' },
+		{ "cpu",		required_argument,	NULL, 'C' },
+		{ "pid",		required_argument,	NULL, 'p' },
+		{ "tid",		required_argument,	NULL, 't' },
+		{ "output",		required_argument,	NULL, 'o' },
+		{ "mmap-pages",		required_argument,	NULL, 'm' },
+		{ "mmap-flush",		required_argument,	NULL, 'M' },
+		{ "backend",		required_argument,	NULL, 'b' },
+		{ "no-inherit",		no_argument,		NULL, 'i' },
+		{ "no-buildid",		no_argument,		NULL, 'B' },
+		{ "quiet",		no_argument,		NULL, 'q' },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t v;
+	int opt;
+
+	argc++;
+	argv--;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBqh", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'e': {
+			size_t n = o->events ? strlen(o->events) : 0;
+			char *s = realloc(o->events, n + strlen(optarg) + 2);
+
+			if (!s)
+				return -ENOMEM;
+			if (n)
+				s[n++] = ',';
+			strcpy(s + n, optarg);
+			o->events = s;
+			break;
+		}
+		case 'c':
+			if (parse_size(optarg, &o->period) || !o->period) {
+				p_err("invalid count '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'F':
+			if (parse_size(optarg, &o->freq) || !o->freq) {
+				p_err("invalid frequency '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'g':
+			o->callchain = true;
+			break;
+		case 'a':
+			o->system_wide = true;
+			break;
+		case 'C':
+			o->cpu_list = optarg;
+			break;
+		case 'p':
+			o->pid_list = optarg;
+			break;
+		case 't':
+			o->tid_list = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'm':
+			if (parse_size(optarg, &v) || !v || (v & (v - 1))) {
+				p_err("-m needs a power of two number of pages, not '%s'", optarg);
+				return -EINVAL;
+			}
+			o->pages = v;
+			break;
+		case 'M':
+			if (parse_size(optarg, &o->mmap_flush)) {
+				p_err("invalid --mmap-flush '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'b':
+			if (!strcmp(optarg, "stock") || !strcmp(optarg, "perf")) {
+				o->backend = PEVT_BACKEND_PERF;
+			} else if (!strcmp(optarg, "pevt") || !strcmp(optarg, "device")) {
+				o->backend = PEVT_BACKEND_DEVICE;
+			} else {
+				p_err("unknown backend '%s' (stock or pevt)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			o->no_inherit = true;
+			break;
+		case 'B':
+			o->no_buildid = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			do_record_help();
+			exit(0);
+		default:
+			do_record_help();
+			return -EINVAL;
+		}
+	}
+	if (o->period && o->freq) {
+		p_err("-c and -F exclude each other");
+		return -EINVAL;
+	}
+	if (optind < argc) {
+		o->argv = argv + optind;
+		o->argc = argc - optind;
+	}
+	if (!o->argv && !o->system_wide && !o->cpu_list && !o->pid_list && !o->tid_list) {
+		p_err("nothing to record: give a COMMAND, -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	if (o->argv && (o->system_wide || o->cpu_list || o->pid_list || o->tid_list)) {
+		p_err("a COMMAND cannot be combined with -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_output(struct record *r)
+{
+	const char *out = r->o->output ? r->o->output : "perf.data";
+
+	if (!strcmp(out, "-")) {
+		if (isatty(STDOUT_FILENO)) {
+			p_err("pipe mode (-o -) writes binary data: redirect stdout");
+			return -EINVAL;
+		}
+		r->out_fd = STDOUT_FILENO;
+		r->path = "(pipe)";
+		return 0;
+	}
+	r->path = out;
+	r->out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (r->out_fd < 0) {
+		p_err("cannot create %s: %s", out, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void free_record(struct record *r)
+{
+	int i;
+
+	for (i = 0; i < r->nr_tasks; i++)
+		free(r->tasks[i].maps);
+	free(r->tasks);
+	for (i = 0; i < r->nr_dsos; i++)
+		free(r->dsos[i].name);
+	free(r->dsos);
+	close_events(r);
+	free(r->cpus);
+	free(r->threads);
+}
+
+int do_record(int argc, char **argv)
+{
+	struct record_opts o = { .backend = PEVT_BACKEND_PERF,
+				 .pages = RECORD_DEFAULT_PAGES, .mmap_flush = 1 };
+	struct record r = { .o = &o, .go_fd = -1, .out_fd = -1 };
+	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
+	struct pevt_parse_error perr;
+	sigset_t set, oldmask;
+	int err_fd = -1, sfd = -1, code = 1, ret, status = 0, i;
+	const char *list, *what;
+
+	if (argc >= 1 && !strcmp(argv[0], "help"))
+		return do_record_help();
+	if (parse_opts(argc, argv, &o))
+		goto out;
+	list = o.events ? o.events : RECORD_DEFAULT_EVENT;
+	r.evs = pevt_events__parse(list, NULL, &perr);
+	if (!r.evs) {
+		report_parse_error(list, &perr);
+		goto out;
+	}
+	if (setup_target(&r))
+		goto out;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		p_err("signalfd: %s", strerror(errno));
+		goto out;
+	}
+	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error, reported */
+
+	if (o.argv) {
+		ret = workload_prepare(o.argv, &oldmask, &r.child, &r.go_fd, &err_fd);
+		if (ret) {
+			p_err("cannot start '%s': %s", o.argv[0], strerror(-ret));
+			goto out;
+		}
+		r.threads = malloc(sizeof(int));
+		if (!r.threads)
+			goto out;
+		r.threads[0] = r.child;
+		r.nr_threads = 1;
+	}
+	if (setup_events(&r) || open_events(&r))
+		goto out;
+	if (open_output(&r))
+		goto out;
+	wo.pipe = r.out_fd == STDOUT_FILENO;
+	r.w = pevt_data_writer__new(r.out_fd, &wo);
+	if (!r.w)
+		goto out;
+	for (i = 0; i < r.nr_events; i++) {
+		if (pevt_data_writer__add_attr(r.w, &r.events[i].attr, r.events[i].name,
+					       r.events[i].ids, r.events[i].nr_ids))
+			goto out;
+	}
+	/* CMDLINE as perf writes it: "record" and what follows. */
+	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
+	    pevt_data_writer__start(r.w) || synthesize(&r) ||
+	    pevt_data_writer__finished_init(r.w))
+		goto write_error;
+
+	if (r.child) {
+		int e;
+
+		/* enable_on_exec starts the events at the workload's exec. */
+		if (write(r.go_fd, "g", 1) != 1) {
+			p_err("cannot start the workload: %s", strerror(errno));
+			goto out;
+		}
+		close(r.go_fd);
+		r.go_fd = -1;
+		if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
+			waitpid(r.child, NULL, 0);
+			r.child = 0;
+			p_err("cannot run '%s': %s", o.argv[0], strerror(e));
+			code = 127;
+			goto out;
+		}
+	} else {
+		for_each_evsel(&r, pevt_evsel__enable);
+	}
+
+	ret = record_loop(&r, sfd);
+	for_each_evsel(&r, pevt_evsel__disable);
+	if (!ret)
+		ret = pass(&r, true) < 0;
+	if (ret)
+		goto write_error;
+	if (!wo.pipe) {
+		pevt_data_writer__set_sample_time(r.w, r.first_time, r.last_time);
+		if (!o.no_buildid)
+			add_build_ids(&r);
+	}
+	if (pevt_data_writer__finish(r.w))
+		goto write_error;
+	progress(&r, true);
+	code = 0;
+	if (r.child < 0) {
+		status = -r.child - 1;
+		r.child = 0;
+		if (WIFEXITED(status))
+			code = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			code = 128 + WTERMSIG(status);
+	}
+	goto out;
+
+write_error:
+	ret = pevt_data_writer__error(r.w, &what);
+	if (ret) {
+		/* The header still describes the complete rounds. */
+		pevt_data_writer__finish(r.w);
+		p_err("writing %s to %s failed: %s; the file holds the %" PRIu64
+		      " data bytes of the complete rounds before it",
+		      what ? what : "data", r.path, strerror(-ret),
+		      pevt_data_writer__committed(r.w));
+	}
+out:
+	if (r.go_fd >= 0)
+		close(r.go_fd);	/* the child reads EOF and exits */
+	if (r.child > 0) {
+		if (r.done || code)
+			kill(r.child, SIGTERM);
+		waitpid(r.child, NULL, 0);
+	}
+	if (err_fd >= 0)
+		close(err_fd);
+	if (sfd >= 0)
+		close(sfd);
+	pevt_data_writer__delete(r.w);
+	if (r.out_fd > STDOUT_FILENO)
+		close(r.out_fd);
+	free_record(&r);
+	pevt_events__delete(r.evs);
+	free(o.events);
+	exit(code);
+}
