@@ -1075,6 +1075,7 @@ static int pevt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "events %d\n", atomic_read(&pevt_nr_live_events));
 	seq_printf(m, "task_contexts %d\n", atomic_read(&pevt_nr_live_task_ctx));
 	seq_printf(m, "buffers %d\n", atomic_read(&rb_nr_live));
+	seq_printf(m, "sideband_probes %d\n", pevt_sample_sideband_registered());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pevt_stats);

@@ -42,5 +42,6 @@ void pevt_output_task(struct task_struct *task, bool fork);
 int pevt_sample_init(void);
 void pevt_sample_exit(void);
 int pevt_sample_sideband_get(void);
+bool pevt_sample_sideband_registered(void);
 
 #endif /* _PEVT_OUTPUT_H */

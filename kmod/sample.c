@@ -437,6 +437,19 @@ out:
 }
 
 /**
+ * pevt_sample_sideband_registered() - are the side-band probes in?
+ *
+ * For debugfs pevt/stats: a test checks that a refused open registered
+ * nothing (it would have patched kernel text).
+ *
+ * Return: true once pevt_sample_sideband_get() succeeded.
+ */
+bool pevt_sample_sideband_registered(void)
+{
+	return READ_ONCE(sb_registered);
+}
+
+/**
  * pevt_sample_exit() - undo pevt_sample_init() (no event left).
  */
 void pevt_sample_exit(void)
