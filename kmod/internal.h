@@ -73,6 +73,7 @@ struct task_struct;
 struct pevt_event;
 struct pevt_context;
 struct perm_user;
+struct pid_namespace;
 
 #include "ring_buffer.h"
 
@@ -166,6 +167,8 @@ struct pevt_event {
 	struct rb_client	rb_client;	/* on rb->clients while rb is set */
 	void			*rot;		/* rotation.c private */
 	struct perm_user	*perm_user;	/* perm.c: per-uid charge, or NULL */
+	struct pid_namespace	*ns;		/* the opener's: pids in records */
+	struct rcu_head		rcu;		/* freed after a grace period */
 };
 
 /**
@@ -237,6 +240,7 @@ void pevt_group_sched_out(struct pevt_event *leader, struct pevt_context *ctx);
 void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type);
 void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type);
 void pevt_ctx_changed(struct pevt_context *ctx);
+void pevt_event_sync_userpage(struct pevt_event *event);
 int pevt_core_init(void);
 void pevt_core_exit(void);
 struct dentry *pevt_debugfs_dir(void);

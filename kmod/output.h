@@ -32,6 +32,7 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 		       unsigned long arg);
 void pevt_output_release(struct pevt_event *event);
 void pevt_output_hup(struct pevt_event *event);
+void pevt_output_update_userpage(struct pevt_event *event);
 
 void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 			u64 period);

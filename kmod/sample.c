@@ -47,7 +47,7 @@ struct tp_priv {
 	u64			left;		/* calls until the next sample */
 	bool			on_list;	/* between add() and del() */
 	bool			stopped;	/* stop() without del() */
-	bool			ever_added;	/* destroy() must wait for RCU */
+	struct rcu_head		rcu;		/* probes walk it under RCU */
 };
 
 static DEFINE_PER_CPU(struct hlist_head, tp_active);
@@ -135,11 +135,12 @@ static void tp_destroy(struct pevt_event *event)
 {
 	struct tp_priv *p = event->src_priv;
 
-	/* del() unlinked p; a probe on that CPU may still walk it. */
-	if (p->ever_added)
-		synchronize_rcu();
+	/*
+	 * del() unlinked p; a probe on that CPU may still walk it, and the
+	 * event it points to (also freed after a grace period).
+	 */
 	event->src_priv = NULL;
-	kfree(p);
+	kfree_rcu(p, rcu);
 }
 
 static int tp_add(struct pevt_event *event, int flags)
@@ -148,7 +149,6 @@ static int tp_add(struct pevt_event *event, int flags)
 
 	p->stopped = !(flags & PERF_EF_START);
 	p->on_list = true;
-	p->ever_added = true;
 	hlist_add_head_rcu(&p->node, this_cpu_ptr(&tp_active));
 	return 0;
 }

@@ -178,8 +178,9 @@ TEST(fork_does_not_copy_buffer)
 	attr_sw(&attr, PERF_COUNT_SW_TASK_CLOCK, 1000000);
 	attr.disabled = 1;
 	for (int b = 0; b < NR_BACKENDS; b++) {
-		int fd = ev_open(b, &attr, 0, -1, -1), go[2], status;
+		int fd = ev_open(b, &attr, 0, -1, -1), go[2], ready[2], status;
 		struct live_stats s;
+		char c;
 		void *p;
 		pid_t pid;
 
@@ -187,20 +188,25 @@ TEST(fork_does_not_copy_buffer)
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		ASSERT_NE(MAP_FAILED, p);
 		ASSERT_EQ(0, pipe(go));
+		ASSERT_EQ(0, pipe(ready));
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid) {
 			unsigned char vec[2];
-			char c;
 			/* ENOMEM: not mapped in the child. */
 			int mapped = !mincore(p, len, vec);
 
+			/* Only a copied mapping may keep the event now. */
+			close(fd);
 			close(go[1]);
-			if (read(go[0], &c, 1) < 0)
+			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) < 0)
 				_exit(12);
 			_exit(mapped ? 1 : 0);
 		}
 		close(go[0]);
+		close(ready[1]);
+		ASSERT_EQ(1, read(ready[0], &c, 1));
+		close(ready[0]);
 		munmap(p, len);
 		close(fd);
 		/* The child still lives: nothing of pevt's may be left. */
@@ -227,7 +233,6 @@ static void attr_vpmu(struct perf_event_attr *attr, __u64 mask)
 	attr->type = vpmu_type();
 	attr->config = 0;		/* VPMU_SRC_CPU_NS */
 	attr->config1 = mask;
-	attr->exclude_kernel = 1;
 	attr->disabled = 1;
 }
 
