@@ -184,6 +184,7 @@ static void tp_read(struct pevt_event *event)
 
 static struct pevt_source_ops tp_source = {
 	.name		= "tracepoint",
+	.kind		= PEVT_SRC_TRACEPOINT,
 	.caps		= PEVT_SRC_SOFTWARE,
 	.init		= tp_init,
 	.destroy	= tp_destroy,
@@ -310,6 +311,7 @@ static void clk_del(struct pevt_event *event, int flags)
 
 static struct pevt_source_ops clk_source = {
 	.name		= "sampling-clock",
+	.kind		= PEVT_SRC_SAMPLING_CLOCK,
 	.caps		= PEVT_SRC_SOFTWARE,
 	.init		= clk_init,
 	.destroy	= clk_destroy,
