@@ -84,6 +84,24 @@ static int64_t close_once(const struct perf_event_attr *attr, int backend, int n
 	return now_ns() - t0;
 }
 
+static void close_json(FILE *f, unsigned long nfds, unsigned long reps,
+		       double ms[NR_KINDS][NR_BACKENDS], const bool *ran)
+{
+	int k, n = 0;
+
+	fprintf(f, "{\"bench\":\"close\",\"fds\":%lu,\"reps\":%lu,\"kinds\":[",
+		nfds, reps);
+	for (k = 0; k < NR_KINDS; k++) {
+		if (!ran[k])
+			continue;
+		fprintf(f, "%s{\"kind\":", n++ ? "," : "");
+		json_str(f, kind_name[k]);
+		fprintf(f, ",\"stock_ms\":%.3f,\"pevt_ms\":%.3f}", ms[k][B_STOCK],
+			ms[k][B_PEVT]);
+	}
+	fprintf(f, "]}\n");
+}
+
 static int do_help_close(void)
 {
 	fprintf(stderr, "Usage: %s bench close [fds N] [reps R] [json FILE]\n", bin_name);
@@ -103,35 +121,24 @@ int bench_close(int argc, char **argv)
 	FILE *f;
 
 	while (argc > 0) {
-		if (is_prefix(*argv, "fds")) {
-			NEXT_ARG();
-			if (!REQ_ARGS(1))
-				return -1;
-			nfds = strtoul(*argv, NULL, 0);
-			if (!nfds || nfds > MAX_FDS) {
-				p_err("fds: '%s' is not a count in 1..%d", *argv, MAX_FDS);
-				return -1;
-			}
-		} else if (is_prefix(*argv, "reps")) {
-			NEXT_ARG();
-			if (!REQ_ARGS(1))
-				return -1;
-			reps = strtoul(*argv, NULL, 0);
-			if (!reps || reps > MAX_REPS) {
-				p_err("reps: '%s' is not a count in 1..%d", *argv, MAX_REPS);
-				return -1;
-			}
-		} else if (is_prefix(*argv, "json")) {
-			NEXT_ARG();
-			if (!REQ_ARGS(1))
-				return -1;
-			json = *argv;
-		} else if (is_prefix(*argv, "help")) {
+		const char *key = *argv;
+
+		if (is_prefix(key, "help"))
 			return do_help_close();
-		} else {
-			p_err("unknown argument '%s'", *argv);
+		if (!is_prefix(key, "fds") && !is_prefix(key, "reps") &&
+		    !is_prefix(key, "json")) {
+			p_err("unknown argument '%s'", key);
 			return -1;
 		}
+		NEXT_ARG();
+		if (!REQ_ARGS(1))
+			return -1;
+		if (is_prefix(key, "json"))
+			json = *argv;
+		else if (is_prefix(key, "fds") ?
+			 arg_ulong("fds", *argv, 1, MAX_FDS, &nfds) :
+			 arg_ulong("reps", *argv, 1, MAX_REPS, &reps))
+			return -1;
 		NEXT_ARG();
 	}
 
@@ -168,13 +175,20 @@ int bench_close(int argc, char **argv)
 		ran[k] = true;
 	}
 
-	printf("close of %lu buffered per-CPU sampling fds, median of %lu\n", nfds, reps);
-	printf("  %-10s %12s %12s %12s\n", "kind", "stock (ms)", "pevt (ms)", "pevt/stock");
-	for (k = 0; k < NR_KINDS; k++)
-		if (ran[k])
-			printf("  %-10s %12.2f %12.2f %12.2f\n", kind_name[k],
-			       ms[k][B_STOCK], ms[k][B_PEVT],
-			       ms[k][B_STOCK] > 0 ? ms[k][B_PEVT] / ms[k][B_STOCK] : 0.0);
+	if (!json_output) {
+		printf("close of %lu buffered per-CPU sampling fds, median of %lu\n",
+		       nfds, reps);
+		printf("  %-10s %12s %12s %12s\n", "kind", "stock (ms)", "pevt (ms)",
+		       "pevt/stock");
+		for (k = 0; k < NR_KINDS; k++)
+			if (ran[k])
+				printf("  %-10s %12.2f %12.2f %12.2f\n", kind_name[k],
+				       ms[k][B_STOCK], ms[k][B_PEVT],
+				       ms[k][B_STOCK] > 0 ?
+				       ms[k][B_PEVT] / ms[k][B_STOCK] : 0.0);
+	} else {
+		close_json(stdout, nfds, reps, ms, ran);
+	}
 	if (!json)
 		return 0;
 	f = fopen(json, "w");
@@ -182,16 +196,7 @@ int bench_close(int argc, char **argv)
 		p_err("%s: %s", json, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "{\"bench\":\"close\",\"fds\":%lu,\"reps\":%lu,\"kinds\":[", nfds, reps);
-	for (k = 0, b = 0; k < NR_KINDS; k++) {
-		if (!ran[k])
-			continue;
-		fprintf(f, "%s{\"kind\":", b++ ? "," : "");
-		json_str(f, kind_name[k]);
-		fprintf(f, ",\"stock_ms\":%.3f,\"pevt_ms\":%.3f}", ms[k][B_STOCK],
-			ms[k][B_PEVT]);
-	}
-	fprintf(f, "]}\n");
+	close_json(f, nfds, reps, ms, ran);
 	fclose(f);
 	return 0;
 }
