@@ -33,4 +33,18 @@
 #endif
 /* ==== end vPMU ========================================================== */
 
+/* ==== ring buffer (kmod/ring_buffer.c) ================================== */
+#include <linux/mm.h>
+/* vm_flags became read-only in 6.3: vm_flags_set() writes them since. */
+static inline void compat_vm_flags_set(struct vm_area_struct *vma,
+				       unsigned long flags)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+	vma->vm_flags |= flags;
+#else
+	vm_flags_set(vma, flags);
+#endif
+}
+/* ==== end ring buffer =================================================== */
+
 #endif /* _PEVT_COMPAT_H */

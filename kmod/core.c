@@ -4,6 +4,7 @@
  * read(), ioctls.  The structures and locking rules are in internal.h.
  */
 #include <linux/anon_inodes.h>
+#include <linux/compat.h>
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/cred.h>
@@ -11,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
@@ -26,6 +28,7 @@
 #include "compat.h"
 #include "output.h"
 #include "perm.h"
+#include "vpmu.h"
 
 static LIST_HEAD(pevt_sources);
 static DEFINE_MUTEX(pevt_sources_mutex);
@@ -168,6 +171,8 @@ static int event_sched_in(struct pevt_event *event, struct pevt_context *ctx)
 		event->oncpu = -1;
 		return -EAGAIN;
 	}
+	/* perf: the clocks' add() and event_sched_in() update the page. */
+	pevt_output_update_userpage(event);
 	return 0;
 }
 
@@ -303,7 +308,8 @@ void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type)
 
 /**
  * pevt_ctx_changed() - the set of enabled events of @ctx changed.
- * @ctx: the context, ctx->mutex held (not ctx->lock)
+ * @ctx: the context; process context, called after ctx->mutex was
+ *	dropped (the re-plan IPIs the context's CPU), no ctx->lock
  *
  * Called after an event was added, removed, enabled or disabled, so that
  * the rotation scheduler can re-plan.  Nothing to do without it.
@@ -539,13 +545,33 @@ static int __pevt_reset(struct pevt_context *ctx, void *data, bool active)
 
 	event_fold_count(event, active);
 	local64_set(&event->count, 0);
+	pevt_output_update_userpage(event);
 	return 0;
 }
 
-typedef int (*pevt_ctx_fn_t)(struct pevt_context *, void *, bool);
+static int __pevt_sync_userpage(struct pevt_context *ctx, void *data,
+				bool active)
+{
+	struct pevt_event *event = data;
+
+	event_fold_count(event, active);
+	pevt_output_update_userpage(event);
+	return 0;
+}
+
+/**
+ * pevt_event_sync_userpage() - publish @event's count and times now.
+ * @event: an event with a buffer (just mapped)
+ *
+ * Process context: runs where the event's context is active.
+ */
+void pevt_event_sync_userpage(struct pevt_event *event)
+{
+	ctx_function_call(event->ctx, __pevt_sync_userpage, event);
+}
 
 struct pevt_group_apply {
-	pevt_ctx_fn_t		fn;
+	pevt_ctx_fn		fn;
 	struct pevt_event	*leader;
 };
 
@@ -565,7 +591,7 @@ static int __pevt_group_apply(struct pevt_context *ctx, void *data, bool active)
  * Unlike perf, which makes one cross-call per member, the whole group is
  * done in one critical section, so its members start and stop together.
  */
-static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn_t fn,
+static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn,
 			    bool group)
 {
 	struct pevt_group_apply ga = { .fn = fn, .leader = event->group_leader };
@@ -665,7 +691,7 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 {
 	struct pevt_event *event = file->private_data;
 	struct pevt_context *ctx = event->ctx;
-	pevt_ctx_fn_t fn;
+	pevt_ctx_fn fn;
 	long ret = 0;
 
 	switch (cmd) {
@@ -696,6 +722,31 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+#ifdef CONFIG_COMPAT
+/*
+ * perf_compat_ioctl(): the ioctls whose argument is a pointer encode its
+ * size in the command, 4 bytes for a 32-bit caller.
+ */
+static long pevt_event_compat_ioctl(struct file *file, unsigned int cmd,
+				    unsigned long arg)
+{
+	switch (_IOC_NR(cmd)) {
+	case _IOC_NR(PERF_EVENT_IOC_SET_FILTER):
+	case _IOC_NR(PERF_EVENT_IOC_ID):
+	case _IOC_NR(PERF_EVENT_IOC_QUERY_BPF):
+	case _IOC_NR(PERF_EVENT_IOC_MODIFY_ATTRIBUTES):
+		if (_IOC_SIZE(cmd) == sizeof(compat_uptr_t)) {
+			cmd &= ~IOCSIZE_MASK;
+			cmd |= sizeof(void *) << IOCSIZE_SHIFT;
+		}
+		break;
+	}
+	return pevt_event_ioctl(file, cmd, arg);
+}
+#else
+#define pevt_event_compat_ioctl	NULL
+#endif
+
 /* ---- lifetime ------------------------------------------------------ */
 
 static void pevt_event_free(struct pevt_event *event)
@@ -705,8 +756,16 @@ static void pevt_event_free(struct pevt_event *event)
 	if (event->ctx)
 		ctx_put(event->ctx);
 	perm_uncharge(event->perm_user);
-	kfree(event);
+	if (event->ns)
+		put_pid_ns(event->ns);
 	atomic_dec(&pevt_nr_live_events);
+	/*
+	 * A grace period before the memory goes: a buffer's wakeup irq_work
+	 * may still walk our rb_client, a tracepoint probe our source data.
+	 * Deferred, not waited for: closing many fds must not cost a grace
+	 * period each (perf's free_event_rcu()).
+	 */
+	kfree_rcu(event, rcu);
 }
 
 static int pevt_event_release(struct inode *inode, struct file *file)
@@ -738,7 +797,7 @@ static const struct file_operations pevt_event_fops = {
 	.release	= pevt_event_release,
 	.read		= pevt_event_read,
 	.unlocked_ioctl	= pevt_event_ioctl,
-	.compat_ioctl	= pevt_event_ioctl,
+	.compat_ioctl	= pevt_event_compat_ioctl,
 	.mmap		= pevt_event_mmap,
 	.poll		= pevt_event_poll,
 };
@@ -788,6 +847,55 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	    attr->aux_watermark || attr->sample_max_stack ||
 	    attr->aux_sample_size || attr->sig_data)
 		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* perf_event_validate_size(): the largest read() or PERF_SAMPLE_READ */
+#define PEVT_READ_SIZE_MAX	(16 * 1024)
+
+/*
+ * May @event join @leader's group?  ctx->mutex held (the group is stable).
+ * Like x86's validate_group() (and the stock vPMU's): a group whose vPMU
+ * members cannot all hold a slot at once, even on an empty vPMU, could
+ * never be scheduled: -EINVAL.  Like perf_event_validate_size(): every
+ * member's read size with the new group size must stay within 16 KiB,
+ * else -E2BIG; so a PERF_SAMPLE_READ record of the group always fits in
+ * header.size (u16), whatever max_group_events says.
+ */
+static int pevt_group_validate(struct pevt_event *leader,
+			       struct pevt_event *event)
+{
+	unsigned int slots = vpmu_nr_counters();
+	int nr = leader->nr_siblings + 1;	/* siblings once @event joins */
+	u64 masks[VPMU_MAX_COUNTERS + 1];
+	struct pevt_event *sibling;
+	u64 mask = pevt_vpmu_event_mask(event);
+	int n = 0;
+
+	if (mask) {
+		if (pevt_vpmu_event_mask(leader))
+			masks[n++] = pevt_vpmu_event_mask(leader);
+		pevt_for_each_sibling(sibling, leader) {
+			if (!pevt_vpmu_event_mask(sibling))
+				continue;
+			if (n >= slots)
+				return -EINVAL;
+			masks[n++] = pevt_vpmu_event_mask(sibling);
+		}
+		if (n >= slots)
+			return -EINVAL;
+		masks[n++] = mask;
+		if (!vpmu_group_fits(masks, n))
+			return -EINVAL;
+	}
+
+	if (pevt_read_size(event->attr.read_format, nr) > PEVT_READ_SIZE_MAX ||
+	    pevt_read_size(leader->attr.read_format, nr) > PEVT_READ_SIZE_MAX)
+		return -E2BIG;
+	pevt_for_each_sibling(sibling, leader)
+		if (pevt_read_size(sibling->attr.read_format, nr) >
+		    PEVT_READ_SIZE_MAX)
+			return -E2BIG;
 	return 0;
 }
 
@@ -888,6 +996,15 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			goto err_group;
 		}
 	}
+	/*
+	 * Only now, with every permission checked: registering the probes
+	 * patches kernel text, which a refused caller must not cause.
+	 */
+	if (attr->comm || attr->task) {
+		ret = pevt_sample_sideband_get();
+		if (ret)
+			goto err_task;
+	}
 
 	event = kzalloc(sizeof(*event), GFP_KERNEL);
 	if (!event) {
@@ -898,6 +1015,8 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	event->attr = *attr;
 	event->cpu = cpu;
 	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	/* Records carry pids as the opener sees them (perf: event->ns). */
+	event->ns = get_pid_ns(task_active_pid_ns(current));
 	event->group_leader = event;
 	event->oncpu = -1;
 	event->hw.idx = -1;
@@ -948,6 +1067,9 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		    !pevt_event_is_leader(leader) || !leader->attached)
 			goto err_locked;
 		ret = perm_check_group(leader);	/* limits: perm.c */
+		if (ret)
+			goto err_locked;
+		ret = pevt_group_validate(leader, event);
 		if (ret)
 			goto err_locked;
 		event->group_leader = leader;
@@ -1034,6 +1156,7 @@ static int pevt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "events %d\n", atomic_read(&pevt_nr_live_events));
 	seq_printf(m, "task_contexts %d\n", atomic_read(&pevt_nr_live_task_ctx));
 	seq_printf(m, "buffers %d\n", atomic_read(&rb_nr_live));
+	seq_printf(m, "sideband_probes %d\n", pevt_sample_sideband_registered());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pevt_stats);

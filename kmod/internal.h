@@ -12,7 +12,8 @@
  *    with pid == -1) or the context of one task (pid >= 0).  Task contexts
  *    are found through a hash keyed by task_struct pointer and are
  *    scheduled in/out on that task's context switches (sched_switch
- *    tracepoint, registered only while a task context exists).
+ *    tracepoint, registered while a task context exists and for
+ *    probe_linger_ms after the last one went, context.c).
  *  - "Active" context: one whose time is running on a CPU (ctx->active_cpu).
  *    A CPU context is always active on its CPU; a task context is active
  *    on the CPU the task runs on, and inactive while it sleeps.  Events can
@@ -73,6 +74,7 @@ struct task_struct;
 struct pevt_event;
 struct pevt_context;
 struct perm_user;
+struct pid_namespace;
 
 #include "ring_buffer.h"
 
@@ -94,10 +96,18 @@ enum pevt_event_type {
 /* pevt_source_ops.caps */
 #define PEVT_SRC_SOFTWARE	0x1	/* never needs a counter slot: always fits */
 
+/* pevt_source_ops.kind: which source an event has, for code that must know */
+enum pevt_source_kind {
+	PEVT_SRC_SW_CLOCK,	/* cpu-clock/task-clock, counting and sampling (sw.c) */
+	PEVT_SRC_TRACEPOINT,	/* raw_syscalls:sys_enter (sample.c) */
+	PEVT_SRC_VPMU,		/* pevt_vpmu slots (vpmu_src.c) */
+};
+
 /**
  * struct pevt_source_ops - something that counts for events (cf. struct pmu).
  * @name:	for messages
- * @caps:	PEVT_SRC_*
+ * @kind:	enum pevt_source_kind
+ * @caps:	PEVT_SRC_SOFTWARE or 0
  * @init:	claim @event (0), or -ENOENT if its attr.type/config is not
  *		this source's, or another -errno if it is but cannot be
  *		supported.  Process context, may sleep.
@@ -119,6 +129,7 @@ enum pevt_event_type {
  */
 struct pevt_source_ops {
 	const char	*name;
+	enum pevt_source_kind kind;
 	unsigned int	caps;
 	struct list_head entry;		/* on the source list (core.c) */
 	int	(*init)(struct pevt_event *event);
@@ -172,6 +183,8 @@ struct pevt_event {
 	struct rb_client	rb_client;	/* on rb->clients while rb is set */
 	void			*rot;		/* rotation.c private */
 	struct perm_user	*perm_user;	/* perm.c: per-uid charge, or NULL */
+	struct pid_namespace	*ns;		/* the opener's: pids in records */
+	struct rcu_head		rcu;		/* freed after a grace period */
 };
 
 /**
@@ -243,6 +256,7 @@ void pevt_group_sched_out(struct pevt_event *leader, struct pevt_context *ctx);
 void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type);
 void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type);
 void pevt_ctx_changed(struct pevt_context *ctx);
+void pevt_event_sync_userpage(struct pevt_event *event);
 int pevt_core_init(void);
 void pevt_core_exit(void);
 struct dentry *pevt_debugfs_dir(void);

@@ -42,8 +42,8 @@ static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
  * pevt_output_check_attr() - refuse what the output path cannot write.
  * @attr: the attr being opened
  *
- * Also turns on the side-band probes for an event asking for COMM or
- * FORK/EXIT records (process context, at open).
+ * The side-band probes for COMM/FORK/EXIT records are registered by
+ * pevt_event_open(), after the permission checks.
  *
  * Return: 0, or -EOPNOTSUPP for sample_type/read_format bits pevt does not
  * implement (callchains, registers, raw data, ...).
@@ -78,8 +78,6 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 	    attr->bpf_event || attr->cgroup || attr->text_poke ||
 	    attr->context_switch || attr->aux_output)
 		return -EOPNOTSUPP;
-	if (attr->comm || attr->task)
-		return pevt_sample_sideband_get();
 	return 0;
 }
 
@@ -113,6 +111,20 @@ static unsigned int out_id_len(const struct pevt_event *event)
 					PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER));
 }
 
+/*
+ * perf_event_pid()/perf_event_tid(): pids as seen from the opener's pid
+ * namespace (0 for a task outside it), not from whoever runs the output.
+ */
+static u32 out_pid(struct pevt_event *event, struct task_struct *task)
+{
+	return task_tgid_nr_ns(task, event->ns);
+}
+
+static u32 out_tid(struct pevt_event *event, struct task_struct *task)
+{
+	return task_pid_nr_ns(task, event->ns);
+}
+
 /* perf_event_header__init_id() + __perf_event__output_id_sample() */
 static void out_build_id(struct pevt_event *event, struct task_struct *task,
 			 u64 time, struct out_id *id)
@@ -124,8 +136,8 @@ static void out_build_id(struct pevt_event *event, struct task_struct *task,
 	if (!event->attr.sample_id_all)
 		return;
 	if (st & PERF_SAMPLE_TID)
-		id->v[n++] = (u64)task_tgid_vnr(task) |
-			     (u64)task_pid_vnr(task) << 32;
+		id->v[n++] = (u64)out_pid(event, task) |
+			     (u64)out_tid(event, task) << 32;
 	if (st & PERF_SAMPLE_TIME)
 		id->v[n++] = time;
 	if (st & PERF_SAMPLE_ID)
@@ -156,6 +168,31 @@ static void out_times(struct pevt_event *e, u64 *enabled, u64 *running)
 		*enabled += delta;
 	if (e->state == PEVT_STATE_ACTIVE)
 		*running += delta;
+}
+
+/**
+ * pevt_output_update_userpage() - count and times onto the control page.
+ * @event: the event, its ctx->lock held, count folded
+ *
+ * perf_event_update_userpage(), at the same moments (schedule in, reset,
+ * mmap): index 0 (no user-readable counter), offset = the count, and
+ * time_enabled/time_running as of now, so a reader of the page computes
+ * the count like perf's mmap read path.  No cap_user_time: the x86 clock
+ * parameters perf publishes are not available to modules.
+ */
+void pevt_output_update_userpage(struct pevt_event *event)
+{
+	struct pevt_rb *rb;
+	u64 enabled, running;
+
+	rcu_read_lock();
+	rb = out_rb(event);
+	if (rb) {
+		out_times(event, &enabled, &running);
+		rb_update_user_page(rb, 0, local64_read(&event->count),
+				    enabled, running);
+	}
+	rcu_read_unlock();
 }
 
 /**
@@ -340,7 +377,8 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		rb_output_put(&h, v);
 	}
 	if (st & PERF_SAMPLE_TID) {
-		v = (u64)task_tgid_vnr(current) | (u64)task_pid_vnr(current) << 32;
+		v = (u64)out_pid(event, current) |
+		    (u64)out_tid(event, current) << 32;
 		rb_output_put(&h, v);
 	}
 	if (st & PERF_SAMPLE_TIME)
@@ -461,8 +499,8 @@ static void out_comm_one(struct pevt_event *event, void *data)
 
 	if (!event->attr.comm)
 		return;
-	ids[0] = task_tgid_vnr(c->task);
-	ids[1] = task_pid_vnr(c->task);
+	ids[0] = out_pid(event, c->task);
+	ids[1] = out_tid(event, c->task);
 	out_sideband(event, &hdr, ids, sizeof(ids), c->comm, c->comm_size);
 }
 
@@ -502,16 +540,17 @@ static void out_task_one(struct pevt_event *event, void *data)
 
 	if (!event->attr.comm && !event->attr.task)
 		return;
-	body.pid = task_tgid_vnr(t->task);
-	body.tid = task_pid_vnr(t->task);
+	body.pid = out_pid(event, t->task);
+	body.tid = out_tid(event, t->task);
 	if (t->fork) {
-		body.ppid = task_tgid_vnr(current);
-		body.ptid = task_pid_vnr(current);
+		body.ppid = out_pid(event, current);
+		body.ptid = out_tid(event, current);
 	} else {
+		/* perf_event_task_output(): EXIT's ptid is the parent's pid too. */
 		rcu_read_lock();
 		parent = rcu_dereference(t->task->real_parent);
-		body.ppid = task_tgid_vnr(parent);
-		body.ptid = task_tgid_vnr(parent);
+		body.ppid = out_pid(event, parent);
+		body.ptid = out_pid(event, parent);
 		rcu_read_unlock();
 	}
 	body.time = local_clock();
@@ -629,6 +668,8 @@ int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
 
 	/* Not under out_mutex: the last unmap takes mmap_mutex, then it. */
 	ret = rb_mmap(rb, vma);
+	if (!ret)
+		pevt_event_sync_userpage(event);	/* perf_mmap() does too */
 	if (ret && !atomic_read(&rb->mmap_count)) {
 		mutex_lock(&out_mutex);
 		if (out_rb_locked(event) == rb && !atomic_read(&rb->mmap_count))
@@ -767,22 +808,17 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 
 /**
  * pevt_output_release() - drop @event's buffer (event fd released).
- * @event: the event, no longer reachable by writers after a grace period
+ * @event: the event, freed only after a grace period: writers and wakeups
+ *	that found it under RCU may still use it
  */
 void pevt_output_release(struct pevt_event *event)
 {
-	bool ever_attached;
-
 	mutex_lock(&out_mutex);
 	out_set_rb(event, NULL);
-	/* list_del_rcu() leaves ->next set: attached at some point. */
-	ever_attached = READ_ONCE(event->rb_client.node.next);
 	mutex_unlock(&out_mutex);
 	/*
 	 * A buffer's wakeup irq_work may still be walking our rb_client
-	 * (detached now or at the buffer's last unmap): wait before the
-	 * event is freed.
+	 * (detached now or at the buffer's last unmap): the event is freed
+	 * after a grace period (kfree_rcu() in core.c), not waited for here.
 	 */
-	if (ever_attached)
-		synchronize_rcu();
 }

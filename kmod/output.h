@@ -32,6 +32,7 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 		       unsigned long arg);
 void pevt_output_release(struct pevt_event *event);
 void pevt_output_hup(struct pevt_event *event);
+void pevt_output_update_userpage(struct pevt_event *event);
 
 size_t pevt_read_size(u64 read_format, int nr_siblings);
 void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
@@ -56,5 +57,6 @@ void pevt_throttle_exit(void);
 int pevt_sample_init(void);
 void pevt_sample_exit(void);
 int pevt_sample_sideband_get(void);
+bool pevt_sample_sideband_registered(void);
 
 #endif /* _PEVT_OUTPUT_H */

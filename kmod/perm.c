@@ -29,8 +29,9 @@
  * Limits: every event counts against its opener's real uid (as perf
  * charges ring-buffer pages to current_user()), at most
  * max_events_per_user (-EMFILE beyond, like inotify_init()'s per-user
- * instance limit); a group holds at most max_group_events events (-EINVAL,
- * perf's errno for an oversized group, perf_event_validate_size()).
+ * instance limit); a group holds at most max_group_events events
+ * (-EINVAL; perf has no count limit, only perf_event_validate_size()'s
+ * 16 KiB read size, -E2BIG, which core.c applies too).
  * CAP_SYS_ADMIN is not counted, as RLIMIT_MEMLOCK does not bind it.
  */
 #include <linux/capability.h>

@@ -37,6 +37,7 @@
 #include <linux/rcupdate.h>
 
 #include "ring_buffer.h"
+#include "compat.h"
 
 /*
  * perf_event_mlock_kb: same meaning and default as the kernel.perf_event_mlock_kb
@@ -248,14 +249,16 @@ void rb_set_paused(struct pevt_rb *rb, bool paused)
  * rb_update_user_page() - publish the counter fields of the control page.
  * @rb: the buffer
  * @index: 0 (pevt events cannot be read with rdpmc)
- * @enabled: time_enabled of the event owning the buffer
+ * @offset: with index 0, the count itself
+ * @enabled: time_enabled of the event
  * @running: time_running of that event
  *
  * Same seqlock as perf_event_update_userpage(): readers retry while
- * ->lock changes.
+ * ->lock is odd or changes.  Writers must not nest (callers hold the
+ * event's ctx->lock).
  */
-void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
-			 u64 running)
+void rb_update_user_page(struct pevt_rb *rb, u32 index, u64 offset,
+			 u64 enabled, u64 running)
 {
 	struct perf_event_mmap_page *up = rb->user_page;
 
@@ -263,7 +266,7 @@ void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
 	++up->lock;
 	barrier();
 	up->index = index;
-	up->offset = 0;
+	up->offset = offset;
 	up->time_enabled = enabled;
 	up->time_running = running;
 	barrier();
@@ -406,6 +409,12 @@ int rb_mmap(struct pevt_rb *rb, struct vm_area_struct *vma)
 	ret = remap_vmalloc_range(vma, rb->user_page, 0);
 	if (ret)
 		goto err_uncharge;
+	/*
+	 * perf_mmap(): not inherited by fork() (a child would keep the
+	 * event alive, and the buffer is charged to this mm only), not
+	 * dumped.
+	 */
+	compat_vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	atomic_inc(&rb->mmap_count);
 	rb_get(rb);
 	vma->vm_private_data = rb;

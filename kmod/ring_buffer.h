@@ -141,8 +141,8 @@ void rb_detach(struct pevt_rb *rb, struct rb_client *client);
 __poll_t rb_poll(struct pevt_rb *rb);
 void rb_wakeup(struct pevt_rb *rb);
 void rb_set_paused(struct pevt_rb *rb, bool paused);
-void rb_update_user_page(struct pevt_rb *rb, u64 index, u64 enabled,
-			 u64 running);
+void rb_update_user_page(struct pevt_rb *rb, u32 index, u64 offset,
+			 u64 enabled, u64 running);
 
 bool rb_output_drop(struct pevt_rb *rb, unsigned int size, unsigned int id_len);
 int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,

@@ -49,7 +49,7 @@ struct tp_priv {
 	u64			left;		/* calls until the next sample */
 	bool			on_list;	/* between add() and del() */
 	bool			stopped;	/* stop() without del() */
-	bool			ever_added;	/* destroy() must wait for RCU */
+	struct rcu_head		rcu;		/* probes walk it under RCU */
 };
 
 static DEFINE_PER_CPU(struct hlist_head, tp_active);
@@ -138,11 +138,12 @@ static void tp_destroy(struct pevt_event *event)
 {
 	struct tp_priv *p = event->src_priv;
 
-	/* del() unlinked p; a probe on that CPU may still walk it. */
-	if (p->ever_added)
-		synchronize_rcu();
+	/*
+	 * del() unlinked p; a probe on that CPU may still walk it, and the
+	 * event it points to (also freed after a grace period).
+	 */
 	event->src_priv = NULL;
-	kfree(p);
+	kfree_rcu(p, rcu);
 }
 
 static int tp_add(struct pevt_event *event, int flags)
@@ -151,7 +152,6 @@ static int tp_add(struct pevt_event *event, int flags)
 
 	p->stopped = !(flags & PERF_EF_START);
 	p->on_list = true;
-	p->ever_added = true;
 	hlist_add_head_rcu(&p->node, this_cpu_ptr(&tp_active));
 	return 0;
 }
@@ -187,6 +187,7 @@ static void tp_read(struct pevt_event *event)
 
 static struct pevt_source_ops tp_source = {
 	.name		= "tracepoint",
+	.kind		= PEVT_SRC_TRACEPOINT,
 	.caps		= PEVT_SRC_SOFTWARE,
 	.init		= tp_init,
 	.destroy	= tp_destroy,
@@ -302,6 +303,19 @@ err_fork:
 out:
 	mutex_unlock(&tp_mutex);
 	return ret;
+}
+
+/**
+ * pevt_sample_sideband_registered() - are the side-band probes in?
+ *
+ * For debugfs pevt/stats: a test checks that a refused open registered
+ * nothing (it would have patched kernel text).
+ *
+ * Return: true once pevt_sample_sideband_get() succeeded.
+ */
+bool pevt_sample_sideband_registered(void)
+{
+	return READ_ONCE(sb_registered);
 }
 
 /**

@@ -186,6 +186,7 @@ static void sw_clock_del(struct pevt_event *event, int flags)
 
 static struct pevt_source_ops pevt_sw_clock = {
 	.name		= "sw-clock",
+	.kind		= PEVT_SRC_SW_CLOCK,
 	.caps		= PEVT_SRC_SOFTWARE,
 	.init		= sw_clock_init,
 	.destroy	= sw_clock_destroy,

@@ -97,7 +97,7 @@ u64 pevt_vpmu_event_mask(struct pevt_event *event)
 
 	if (event->src->caps & PEVT_SRC_SOFTWARE || !event->src_priv)
 		return 0;
-	if (event->src->init != vsrc_init)
+	if (event->src->kind != PEVT_SRC_VPMU)
 		return vpmu_valid_mask(0);
 	v = event->src_priv;
 	return v->mask;
@@ -205,6 +205,7 @@ static void vsrc_del(struct pevt_event *event, int flags)
 
 static struct pevt_source_ops pevt_vsrc = {
 	.name		= "pevt_vpmu",
+	.kind		= PEVT_SRC_VPMU,
 	.caps		= 0,
 	.init		= vsrc_init,
 	.destroy	= vsrc_destroy,

@@ -73,6 +73,15 @@ static inline void pevt_attr_clock(struct perf_event_attr *attr, __u64 config,
 	attr->disabled = !!disabled;
 }
 
+/* A software event sampling TID|TIME every @period (0: counting only). */
+static inline void pevt_attr_sampling(struct perf_event_attr *attr,
+				      __u64 config, __u64 period)
+{
+	pevt_attr_clock(attr, config, 0, 0);
+	attr->sample_period = period;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+}
+
 static inline __u64 ts_ns(clockid_t clk)
 {
 	struct timespec ts;

@@ -33,12 +33,7 @@ static int open_ev(int dev, struct perf_event_attr *attr, pid_t pid, int cpu,
 static void attr_sampling(struct perf_event_attr *attr, __u64 config,
 			  __u64 period)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = config;
-	attr->sample_period = period;
-	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	pevt_attr_sampling(attr, config, period);
 	attr->wakeup_events = 1;
 }
 

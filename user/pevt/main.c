@@ -83,6 +83,26 @@ double median(double *v, unsigned long n)
 	return n & 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/*
+ * The number @s given to argument @name, within min..max; else a message
+ * naming both and -1.
+ */
+int arg_ulong(const char *name, const char *s, unsigned long min,
+		unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max) {
+		p_err("%s: '%s' is not a number in %lu..%lu", name, s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 bool is_prefix(const char *pfx, const char *str)
 {
 	return pfx && str && *pfx && !strncmp(str, pfx, strlen(pfx));

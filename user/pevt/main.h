@@ -39,6 +39,8 @@ void __attribute__((noreturn)) usage(void);
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 bool is_prefix(const char *pfx, const char *str);
+int arg_ulong(const char *name, const char *s, unsigned long min,
+		unsigned long max, unsigned long *out);
 void json_str(FILE *f, const char *s);
 uint64_t now_ns(void);				/* CLOCK_MONOTONIC */
 double median(double *v, unsigned long n);	/* sorts @v */
@@ -46,6 +48,7 @@ double median(double *v, unsigned long n);	/* sorts @v */
 int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */
 int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
+int bench_close(int argc, char **argv);		/* bench_close.c */
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 
