@@ -818,8 +818,8 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	ret = pevt_output_check_attr(attr);
 	if (ret)
 		return ret;
-	if (attr->mmap_data || attr->comm_exec || attr->build_id ||
-	    attr->sigtrap)
+	/* MMAP records with a build id: sideband.c. */
+	if (attr->build_id || attr->sigtrap)
 		return -EOPNOTSUPP;
 	if (attr->inherit || attr->inherit_stat || attr->inherit_thread ||
 	    attr->enable_on_exec || attr->remove_on_exec ||

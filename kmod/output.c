@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "ring_buffer.h"
 #include "output.h"
+#include "sideband.h"
 
 static DEFINE_MUTEX(out_mutex);
 
@@ -41,8 +42,7 @@ static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
  * pevt_output_check_attr() - refuse what the output path cannot write.
  * @attr: the attr being opened
  *
- * Also turns on the side-band probes for an event asking for COMM or
- * FORK/EXIT records (process context, at open).
+ * Side-band records (COMM, FORK, EXIT, MMAP, MMAP2) are sideband.c's.
  *
  * Return: 0, or -EOPNOTSUPP for sample_type/read_format bits pevt does not
  * implement (callchains, registers, raw data, ...).
@@ -63,14 +63,11 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 		return -EOPNOTSUPP;
 	if (attr->read_format & ~rf)
 		return -EINVAL;
-	if (attr->write_backward || attr->mmap || attr->mmap2 ||
-	    attr->mmap_data || attr->namespaces || attr->ksymbol ||
+	if (attr->write_backward || attr->namespaces || attr->ksymbol ||
 	    attr->bpf_event || attr->cgroup || attr->text_poke ||
 	    attr->context_switch || attr->aux_output)
 		return -EOPNOTSUPP;
-	if (attr->comm || attr->task)
-		return pevt_sample_sideband_get();
-	return 0;
+	return pevt_sideband_check_attr(attr);
 }
 
 /**
@@ -283,11 +280,21 @@ out:
 	rcu_read_unlock();
 }
 
-/* Write a side-band record: fixed part @body (after the header), then the
- * sample_id block when sample_id_all. */
-static void out_sideband(struct pevt_event *event, struct perf_event_header *hdr_in,
-			 const void *body, unsigned int body_len,
-			 const void *tail, unsigned int tail_len)
+/**
+ * pevt_output_sb_write() - write a side-band record.
+ * @event: the event asking for it
+ * @hdr_in: type and misc (the size is computed here)
+ * @body: fixed part after the header
+ * @body_len: its length
+ * @tail: variable part (a name padded to 8 bytes), or NULL
+ * @tail_len: its length
+ *
+ * The sample_id block follows when attr.sample_id_all.
+ */
+void pevt_output_sb_write(struct pevt_event *event,
+			  struct perf_event_header *hdr_in,
+			  const void *body, unsigned int body_len,
+			  const void *tail, unsigned int tail_len)
 {
 	struct perf_event_header hdr = *hdr_in;
 	struct rb_lost_id lid;
@@ -318,13 +325,11 @@ out:
 	rcu_read_unlock();
 }
 
-typedef void (*out_sb_fn)(struct pevt_event *event, void *data);
-
 /*
  * perf_iterate_sb(): side-band records go to the enabled events of the
  * current task's context and of this CPU's context that asked for them.
  */
-static void out_iterate_ctx(struct pevt_context *ctx, out_sb_fn fn, void *data)
+static void out_iterate_ctx(struct pevt_context *ctx, pevt_sb_fn fn, void *data)
 {
 	struct pevt_event *event;
 	unsigned long flags;
@@ -341,7 +346,7 @@ static void out_iterate_ctx(struct pevt_context *ctx, out_sb_fn fn, void *data)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
-static void out_iterate_sb(out_sb_fn fn, void *data)
+void pevt_output_sb_iterate(pevt_sb_fn fn, void *data)
 {
 	struct pevt_cpu_context *cpuctx;
 	struct pevt_context *tctx;
@@ -357,6 +362,7 @@ static void out_iterate_sb(out_sb_fn fn, void *data)
 
 struct out_comm {
 	struct task_struct *task;
+	bool exec;
 	char comm[TASK_COMM_LEN + sizeof(u64)];
 	unsigned int comm_size;
 };
@@ -366,7 +372,7 @@ static void out_comm_one(struct pevt_event *event, void *data)
 	struct out_comm *c = data;
 	struct perf_event_header hdr = {
 		.type = PERF_RECORD_COMM,
-		.misc = 0,
+		.misc = c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
 	};
 	u32 ids[2];
 
@@ -374,23 +380,24 @@ static void out_comm_one(struct pevt_event *event, void *data)
 		return;
 	ids[0] = task_tgid_vnr(c->task);
 	ids[1] = task_pid_vnr(c->task);
-	out_sideband(event, &hdr, ids, sizeof(ids), c->comm, c->comm_size);
+	pevt_output_sb_write(event, &hdr, ids, sizeof(ids), c->comm, c->comm_size);
 }
 
 /**
  * pevt_output_comm() - PERF_RECORD_COMM for events with attr.comm.
  * @task: the task being renamed (current, for prctl(PR_SET_NAME))
  * @comm: its new name
+ * @exec: the name an execve() gives (PERF_RECORD_MISC_COMM_EXEC)
  */
-void pevt_output_comm(struct task_struct *task, const char *comm)
+void pevt_output_comm(struct task_struct *task, const char *comm, bool exec)
 {
-	struct out_comm c = { .task = task };
+	struct out_comm c = { .task = task, .exec = exec };
 	size_t len = strnlen(comm, TASK_COMM_LEN - 1);
 
 	memcpy(c.comm, comm, len);
 	memset(c.comm + len, 0, sizeof(c.comm) - len);
 	c.comm_size = ALIGN(len + 1, sizeof(u64));
-	out_iterate_sb(out_comm_one, &c);
+	pevt_output_sb_iterate(out_comm_one, &c);
 }
 
 struct out_task {
@@ -411,7 +418,9 @@ static void out_task_one(struct pevt_event *event, void *data)
 	} body;
 	struct task_struct *parent;
 
-	if (!event->attr.comm && !event->attr.task)
+	/* perf_event_task_match() */
+	if (!event->attr.comm && !event->attr.task && !event->attr.mmap &&
+	    !event->attr.mmap2 && !event->attr.mmap_data)
 		return;
 	body.pid = task_tgid_vnr(t->task);
 	body.tid = task_pid_vnr(t->task);
@@ -426,7 +435,7 @@ static void out_task_one(struct pevt_event *event, void *data)
 		rcu_read_unlock();
 	}
 	body.time = local_clock();
-	out_sideband(event, &hdr, &body, sizeof(body), NULL, 0);
+	pevt_output_sb_write(event, &hdr, &body, sizeof(body), NULL, 0);
 }
 
 /**
@@ -438,7 +447,7 @@ void pevt_output_task(struct task_struct *task, bool fork)
 {
 	struct out_task t = { .task = task, .fork = fork };
 
-	out_iterate_sb(out_task_one, &t);
+	pevt_output_sb_iterate(out_task_one, &t);
 }
 
 /* ---- the event fd side -------------------------------------------- */

@@ -35,12 +35,19 @@ void pevt_output_hup(struct pevt_event *event);
 
 void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 			u64 period);
-void pevt_output_comm(struct task_struct *task, const char *comm);
+void pevt_output_comm(struct task_struct *task, const char *comm, bool exec);
 void pevt_output_task(struct task_struct *task, bool fork);
+
+struct perf_event_header;
+typedef void (*pevt_sb_fn)(struct pevt_event *event, void *data);
+void pevt_output_sb_iterate(pevt_sb_fn fn, void *data);
+void pevt_output_sb_write(struct pevt_event *event,
+			  struct perf_event_header *hdr_in,
+			  const void *body, unsigned int body_len,
+			  const void *tail, unsigned int tail_len);
 
 /* sample.c */
 int pevt_sample_init(void);
 void pevt_sample_exit(void);
-int pevt_sample_sideband_get(void);
 
 #endif /* _PEVT_OUTPUT_H */
