@@ -4,9 +4,12 @@
  * uses is here, registered once at module load and unregistered at
  * unload, each calling pevt's users of that hook in a fixed order.
  *
- *   sched_switch        context.c: task contexts out/in
- *   raw_syscalls:       sample.c: the sys_enter sampling source
- *     sys_enter
+ *   sched_switch        vpmu.c: the cswitch source counts (first, so
+ *                       the outgoing task's counters count the switch,
+ *                       as context-switches does), then context.c: task
+ *                       contexts out/in
+ *   raw_syscalls:       vpmu.c: the syscalls source; sample.c: the
+ *     sys_enter         sys_enter sampling source
  *   task_rename         PERF_RECORD_COMM (MISC_COMM_EXEC inside exec)
  *   sched_process_fork  PERF_RECORD_FORK
  *   sched_process_exit  PERF_RECORD_EXIT, then context.c: the task
@@ -51,6 +54,7 @@
 #include "internal.h"
 #include "output.h"
 #include "sideband.h"
+#include "vpmu.h"
 
 /* Set once by the first event asking for side-band records. */
 static bool sb_wanted;
@@ -207,11 +211,13 @@ static bool sb_mmap_ok;		/* the kprobe is registered */
 static void sb_switch_probe(void *data, bool preempt, struct task_struct *prev,
 			    struct task_struct *next, unsigned int prev_state)
 {
+	vpmu_hook_sched_switch();
 	pevt_ctx_sched_switch(next);
 }
 
 static void sb_sys_enter_probe(void *data, struct pt_regs *regs, long id)
 {
+	vpmu_hook_sys_enter(regs);
 	pevt_sample_sys_enter(regs);
 }
 
