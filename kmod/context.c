@@ -233,6 +233,36 @@ struct pevt_context *ctx_get_cpu(int cpu)
 }
 
 /**
+ * ctx_find_task_get() - the context of @task if it exists and @want says so.
+ * @task: a task
+ * @want: called on the context under RCU (may take ctx->lock)
+ * @get: take a reference (drop it with ctx_put())
+ *
+ * Any context (the hooks call it with preemption disabled).
+ *
+ * Return: the context, or NULL.  Without @get only a yes/no: the pointer
+ * must not be used.
+ */
+struct pevt_context *ctx_find_task_get(struct task_struct *task,
+				       bool (*want)(struct pevt_context *ctx),
+				       bool get)
+{
+	struct pevt_context *ctx;
+
+	if (!READ_ONCE(pevt_nr_task_ctx))
+		return NULL;
+	rcu_read_lock();
+	ctx = task_ctx_lookup(task);
+	if (ctx && want(ctx) &&
+	    (!get || refcount_inc_not_zero(&ctx->refcount))) {
+		rcu_read_unlock();
+		return ctx;
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+/**
  * ctx_get_task() - find or create the context of a task, with a reference.
  * @task: the task (caller holds a reference)
  *

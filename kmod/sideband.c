@@ -11,13 +11,16 @@
  *   raw_syscalls:       vpmu.c: the syscalls source; sample.c: the
  *     sys_enter         sys_enter sampling source
  *   task_rename         PERF_RECORD_COMM (MISC_COMM_EXEC inside exec)
- *   sched_process_fork  PERF_RECORD_FORK
- *   sched_process_exit  PERF_RECORD_EXIT, then context.c: the task
+ *   sched_process_fork  PERF_RECORD_FORK, then inherit.c: queue the
+ *                       child's events
+ *   sched_process_exit  PERF_RECORD_EXIT, inherit.c: queue the fold of
+ *                       the task's child events, then context.c: the task
  *                       context goes inactive for good.  EXIT first: the
  *                       record goes to the exiting task's own context,
  *                       which must still be scheduled in (issue 13 item 7:
  *                       two probes registered in either order lost it).
- *   sched_process_exec  context.c: detach on a privilege-raising exec
+ *   sched_process_exec  context.c: detach on a privilege-raising exec,
+ *                       then inherit.c: enable_on_exec
  *   perf_event_mmap()   PERF_RECORD_MMAP/MMAP2 (kprobe; see below)
  *
  * Why at load: registering a probe patches kernel text (static keys,
@@ -234,6 +237,7 @@ static void sb_fork_probe(void *data, struct task_struct *parent,
 {
 	if (sb_on())
 		pevt_output_task(child, true);
+	pevt_inherit_fork(child);
 }
 
 static void sb_exit_probe(void *data, struct task_struct *task)
@@ -241,6 +245,7 @@ static void sb_exit_probe(void *data, struct task_struct *task)
 	/* The record first: it needs the task context still scheduled in. */
 	if (sb_on())
 		pevt_output_task(task, false);
+	pevt_inherit_exit(task);
 	pevt_ctx_task_exit(task);
 }
 
@@ -248,6 +253,7 @@ static void sb_exec_probe(void *data, struct task_struct *task,
 			  pid_t old_pid, struct linux_binprm *bprm)
 {
 	pevt_ctx_task_exec(task);
+	pevt_inherit_exec(task);
 }
 
 static struct sb_tp {
