@@ -2,19 +2,20 @@
 /*
  * pevt contexts: one per CPU, one per monitored task.
  *
- * Task contexts live in a hash keyed by task_struct pointer.  While at
- * least one exists, two tracepoint probes are registered:
- *  - sched_switch: schedules the outgoing task's context out and the
- *    incoming task's context in.  It runs under the runqueue lock with
- *    irqs off, so it only takes raw spinlocks (see internal.h).
- *  - sched_process_exit: the task is going away; its context goes
- *    inactive for good (events keep their final values) and leaves the
- *    hash.
- *  - sched_process_exec: an exec that made the task non-dumpable (setuid,
- *    file capabilities) does the same, like perf_event_exit_task() in
- *    begin_new_exec() (perm.c decides; Documentation/security.md).
- * With no task context the probes are unregistered (after probe_linger_ms)
- * and the switch path costs nothing.
+ * Task contexts live in a hash keyed by task_struct pointer.  The hook
+ * hub (sideband.c) calls in here:
+ *  - pevt_ctx_sched_switch() from sched_switch: schedules the outgoing
+ *    task's context out and the incoming task's context in.  It runs under
+ *    the runqueue lock with irqs off, so it only takes raw spinlocks (see
+ *    internal.h).
+ *  - pevt_ctx_task_exit() from sched_process_exit, after the EXIT record
+ *    has been written: the task is going away; its context goes inactive
+ *    for good (events keep their final values) and leaves the hash.
+ *  - pevt_ctx_task_exec() from sched_process_exec: an exec that made the
+ *    task non-dumpable (setuid, file capabilities) does the same, like
+ *    perf_event_exit_task() in begin_new_exec() (perm.c decides;
+ *    Documentation/security.md).
+ * With no task context the switch hook returns at once.
  *
  * Where time starts and stops differs slightly from perf: perf schedules a
  * task's events out in prepare_task_switch() (pevt: sched_switch, a few
@@ -24,13 +25,9 @@
  * < 0.5% for a busy task, ~+20% for a task doing nothing but pipe
  * ping-pong (40000 switches).  No hook after switch_to() is available to
  * a module without text patching (preempt notifiers only for current).
- *
- * The tracepoints are found by name with for_each_kernel_tracepoint()
- * (they are not exported), as lttng-modules does.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/hashtable.h>
-#include <linux/moduleparam.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -40,14 +37,13 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
-#include <linux/tracepoint.h>
-#include <linux/workqueue.h>
 
 #include "internal.h"
 #include "pevt_sched.h"
 #include "compat.h"
 #include "output.h"
 #include "perm.h"
+#include "sideband.h"
 
 DEFINE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
 
@@ -56,21 +52,6 @@ static DEFINE_HASHTABLE(pevt_task_hash, PEVT_TASK_HASH_BITS);
 static DEFINE_RAW_SPINLOCK(pevt_task_hash_lock);
 static DEFINE_MUTEX(pevt_task_mutex);
 static unsigned int pevt_nr_task_ctx;	/* pevt_task_mutex; read racily by probes */
-static bool pevt_tp_registered;		/* pevt_task_mutex */
-
-/*
- * Registering or unregistering a probe patches kernel text (static keys,
- * static calls).  Opening and closing task events in a loop must not turn
- * into a text-patching loop, so the probes linger for a while after the
- * last task context is gone (0: unregister at once).
- */
-static unsigned int probe_linger_ms = 2000;
-module_param(probe_linger_ms, uint, 0644);
-MODULE_PARM_DESC(probe_linger_ms,
-		 "keep the sched probes registered this long after the last task context (ms)");
-
-static void pevt_tp_unregister_workfn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(pevt_tp_work, pevt_tp_unregister_workfn);
 
 /* Caller holds rcu_read_lock() or pevt_task_hash_lock. */
 static struct pevt_context *task_ctx_lookup(struct task_struct *task)
@@ -133,15 +114,18 @@ void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ct
 		cpuctx->task_ctx = NULL;
 }
 
-static void pevt_probe_sched_switch(void *data, bool preempt,
-				    struct task_struct *prev,
-				    struct task_struct *next,
-				    unsigned int prev_state)
+/**
+ * pevt_ctx_sched_switch() - sched_switch: the task contexts out and in.
+ * @next: the task about to run on this CPU
+ *
+ * Runqueue lock held, irqs off.
+ */
+noinline void pevt_ctx_sched_switch(struct task_struct *next)
 {
 	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
 	struct pevt_context *ctx = cpuctx->task_ctx;
 
-	/* Lingering probe, no task context at all: nothing to look up. */
+	/* No task context at all: nothing to look up. */
 	if (!ctx && !READ_ONCE(pevt_nr_task_ctx))
 		return;
 	if (ctx) {
@@ -161,7 +145,11 @@ static void pevt_probe_sched_switch(void *data, bool preempt,
 	rcu_read_unlock();
 }
 
-static void pevt_probe_sched_exit(void *data, struct task_struct *task)
+/**
+ * pevt_ctx_task_exit() - sched_process_exit: @task's context dies.
+ * @task: current, exiting
+ */
+void pevt_ctx_task_exit(struct task_struct *task)
 {
 	struct pevt_context *ctx;
 	unsigned long flags;
@@ -185,95 +173,21 @@ static void pevt_probe_sched_exit(void *data, struct task_struct *task)
 	raw_spin_unlock_irqrestore(&pevt_task_hash_lock, flags);
 }
 
-/* Permissions: no counting across an exec that raised privileges. */
-static void pevt_probe_sched_exec(void *data, struct task_struct *task,
-				  pid_t old_pid, struct linux_binprm *bprm)
+/**
+ * pevt_ctx_task_exec() - sched_process_exec: no counting across an exec
+ * that raised privileges.
+ * @task: current, after a successful exec
+ */
+void pevt_ctx_task_exec(struct task_struct *task)
 {
 	if (perm_exec_detach(task))
-		pevt_probe_sched_exit(data, task);
+		pevt_ctx_task_exit(task);
 }
 
-/* The switch probe's address, for the bench instrument (probe.c). */
+/* The switch hook's address, for the bench instrument (probe.c). */
 void *pevt_context_switch_fn(void)
 {
-	return pevt_probe_sched_switch;
-}
-
-static struct pevt_tp {
-	const char		*name;
-	void			*probe;
-	struct tracepoint	*tp;
-} pevt_tps[] = {
-	{ "sched_switch",	pevt_probe_sched_switch },
-	{ "sched_process_exit",	pevt_probe_sched_exit },
-	{ "sched_process_exec",	pevt_probe_sched_exec },
-};
-
-static void pevt_tp_lookup(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++)
-		if (!strcmp(tp->name, pevt_tps[i].name))
-			pevt_tps[i].tp = tp;
-}
-
-/* pevt_task_mutex held. */
-static void pevt_tp_unregister(void)
-{
-	int i;
-
-	if (!pevt_tp_registered)
-		return;
-	for (i = ARRAY_SIZE(pevt_tps) - 1; i >= 0; i--)
-		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
-					    NULL);
-	pevt_tp_registered = false;
-}
-
-static void pevt_tp_unregister_workfn(struct work_struct *work)
-{
-	mutex_lock(&pevt_task_mutex);
-	if (!pevt_nr_task_ctx)
-		pevt_tp_unregister();
-	mutex_unlock(&pevt_task_mutex);
-}
-
-/* pevt_task_mutex held: the probes are registered with the first task context. */
-static int pevt_tp_get(void)
-{
-	int i, ret;
-
-	if (pevt_tp_registered) {
-		pevt_nr_task_ctx++;
-		return 0;
-	}
-	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
-		ret = tracepoint_probe_register(pevt_tps[i].tp,
-						pevt_tps[i].probe, NULL);
-		if (ret)
-			goto err;
-	}
-	pevt_tp_registered = true;
-	pevt_nr_task_ctx++;
-	return 0;
-err:
-	while (--i >= 0)
-		tracepoint_probe_unregister(pevt_tps[i].tp, pevt_tps[i].probe,
-					    NULL);
-	return ret;
-}
-
-/* pevt_task_mutex held: the last task context is gone. */
-static void pevt_tp_put(void)
-{
-	if (--pevt_nr_task_ctx)
-		return;
-	if (!probe_linger_ms)
-		pevt_tp_unregister();
-	else
-		mod_delayed_work(system_wq, &pevt_tp_work,
-				 msecs_to_jiffies(probe_linger_ms));
+	return pevt_ctx_sched_switch;
 }
 
 /*
@@ -319,6 +233,36 @@ struct pevt_context *ctx_get_cpu(int cpu)
 }
 
 /**
+ * ctx_find_task_get() - the context of @task if it exists and @want says so.
+ * @task: a task
+ * @want: called on the context under RCU (may take ctx->lock)
+ * @get: take a reference (drop it with ctx_put())
+ *
+ * Any context (the hooks call it with preemption disabled).
+ *
+ * Return: the context, or NULL.  Without @get only a yes/no: the pointer
+ * must not be used.
+ */
+struct pevt_context *ctx_find_task_get(struct task_struct *task,
+				       bool (*want)(struct pevt_context *ctx),
+				       bool get)
+{
+	struct pevt_context *ctx;
+
+	if (!READ_ONCE(pevt_nr_task_ctx))
+		return NULL;
+	rcu_read_lock();
+	ctx = task_ctx_lookup(task);
+	if (ctx && want(ctx) &&
+	    (!get || refcount_inc_not_zero(&ctx->refcount))) {
+		rcu_read_unlock();
+		return ctx;
+	}
+	rcu_read_unlock();
+	return NULL;
+}
+
+/**
  * ctx_get_task() - find or create the context of a task, with a reference.
  * @task: the task (caller holds a reference)
  *
@@ -354,10 +298,7 @@ struct pevt_context *ctx_get_task(struct task_struct *task)
 	get_task_struct(task);
 	pevt_ctx_init(ctx, -1, task);
 
-	/* Probes first, so no switch of the task is missed once hashed. */
-	ret = pevt_tp_get();
-	if (ret)
-		goto err_free;
+	pevt_nr_task_ctx++;	/* before hashing: the switch hook looks */
 
 	raw_spin_lock_irq(&pevt_task_hash_lock);
 	/*
@@ -378,8 +319,7 @@ struct pevt_context *ctx_get_task(struct task_struct *task)
 	return ctx;
 
 err_tp:
-	pevt_tp_put();
-err_free:
+	pevt_nr_task_ctx--;
 	put_task_struct(task);
 	kfree(ctx);
 	atomic_dec(&pevt_nr_live_task_ctx);
@@ -421,7 +361,7 @@ void ctx_put(struct pevt_context *ctx)
 	 * which also clears that CPU's cpuctx->task_ctx pointer.
 	 */
 	ctx_function_call(ctx, __ctx_kill, NULL);
-	pevt_tp_put();
+	pevt_nr_task_ctx--;
 	mutex_unlock(&pevt_task_mutex);
 
 	put_task_struct(task);
@@ -463,14 +403,13 @@ static int pevt_cpu_offline(unsigned int cpu)
 }
 
 /**
- * pevt_context_init() - set up CPU contexts, find the tracepoints.
+ * pevt_context_init() - set up CPU contexts.
  *
- * Return: 0, -ENOENT if a needed tracepoint does not exist, or the
- * error of cpuhp_setup_state().
+ * Return: 0 or the error of cpuhp_setup_state().
  */
 int pevt_context_init(void)
 {
-	int cpu, i, ret;
+	int cpu, ret;
 
 	for_each_possible_cpu(cpu) {
 		struct pevt_cpu_context *cpuctx = pevt_cpuctx(cpu);
@@ -478,15 +417,6 @@ int pevt_context_init(void)
 		pevt_ctx_init(&cpuctx->ctx, cpu, NULL);
 		cpuctx->ctx.active_cpu = -1;	/* until pevt_cpu_online() */
 		cpuctx->task_ctx = NULL;
-	}
-
-	for_each_kernel_tracepoint(pevt_tp_lookup, NULL);
-	for (i = 0; i < ARRAY_SIZE(pevt_tps); i++) {
-		if (!pevt_tps[i].tp) {
-			pr_err("pevt: tracepoint %s not found\n",
-			       pevt_tps[i].name);
-			return -ENOENT;
-		}
 	}
 
 	/* Runs pevt_cpu_online() on every online CPU before returning. */
@@ -499,19 +429,13 @@ int pevt_context_init(void)
 }
 
 /**
- * pevt_context_exit() - wait until no probe runs any more.
+ * pevt_context_exit() - undo pevt_context_init().
  *
  * Every event fd is closed (module refcount), so every task context is
- * gone and the probes are unregistered; a probe may still be finishing.
+ * gone; the hooks are unregistered already (sideband.c).
  */
 void pevt_context_exit(void)
 {
 	cpuhp_remove_state(pevt_cpuhp_state);
-	cancel_delayed_work_sync(&pevt_tp_work);
-	mutex_lock(&pevt_task_mutex);
 	WARN_ON_ONCE(pevt_nr_task_ctx);
-	pevt_tp_unregister();
-	mutex_unlock(&pevt_task_mutex);
-	tracepoint_synchronize_unregister();
-	/* kfree_rcu() callbacks do not run module code; nothing more. */
 }

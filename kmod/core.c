@@ -591,8 +591,7 @@ static int __pevt_group_apply(struct pevt_context *ctx, void *data, bool active)
  * Unlike perf, which makes one cross-call per member, the whole group is
  * done in one critical section, so its members start and stop together.
  */
-static int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn,
-			    bool group)
+int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group)
 {
 	struct pevt_group_apply ga = { .fn = fn, .leader = event->group_leader };
 
@@ -656,6 +655,7 @@ static ssize_t pevt_event_read(struct file *file, char __user *buf,
 	size_t size;
 	ssize_t ret;
 
+	pevt_inherit_lock(event);	/* children's counts: inherit.c */
 	mutex_lock(&ctx->mutex);
 	size = pevt_read_size(event->attr.read_format,
 			      event->group_leader->nr_siblings);
@@ -670,6 +670,8 @@ static ssize_t pevt_event_read(struct file *file, char __user *buf,
 		goto out;
 	}
 	ctx_function_call(ctx, __pevt_read, &ra);
+	if (!ra.error)
+		pevt_inherit_read(event, ra.values);
 	if (ra.error)
 		ret = 0;
 	else if (WARN_ON_ONCE(ra.n != ra.max))
@@ -681,6 +683,7 @@ static ssize_t pevt_event_read(struct file *file, char __user *buf,
 	kfree(ra.values);
 out:
 	mutex_unlock(&ctx->mutex);
+	pevt_inherit_unlock(event);
 	return ret;
 }
 
@@ -714,9 +717,13 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 		return ret == -ENOIOCTLCMD ? -ENOTTY : ret;
 	}
 
+	pevt_inherit_lock(event);
 	mutex_lock(&ctx->mutex);
 	ret = pevt_event_apply(event, fn, arg & PERF_IOC_FLAG_GROUP);
+	/* perf_event_for_each_child(): the children too */
+	pevt_inherit_apply(event, fn, arg & PERF_IOC_FLAG_GROUP);
 	mutex_unlock(&ctx->mutex);
+	pevt_inherit_unlock(event);
 	if (cmd != PERF_EVENT_IOC_RESET)
 		pevt_ctx_changed(ctx);
 	return ret;
@@ -777,6 +784,7 @@ static int pevt_event_release(struct inode *inode, struct file *file)
 	ctx_function_call(ctx, __pevt_remove, event);
 	mutex_unlock(&ctx->mutex);
 	pevt_ctx_changed(ctx);
+	pevt_inherit_release(event);	/* its children go with it */
 	pevt_output_release(event);
 	pevt_event_free(event);
 	return 0;
@@ -784,7 +792,12 @@ static int pevt_event_release(struct inode *inode, struct file *file)
 
 static int pevt_event_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	return pevt_output_mmap(file->private_data, vma);
+	struct pevt_event *event = file->private_data;
+
+	/* perf_mmap(): every child would write into one buffer. */
+	if (event->cpu == -1 && event->attr.inherit)
+		return -EINVAL;
+	return pevt_output_mmap(event, vma);
 }
 
 static __poll_t pevt_event_poll(struct file *file, poll_table *wait)
@@ -836,12 +849,14 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	ret = pevt_output_check_attr(attr);
 	if (ret)
 		return ret;
-	if (attr->mmap_data || attr->comm_exec || attr->build_id ||
-	    attr->sigtrap)
+	/* MMAP records with a build id: sideband.c. */
+	if (attr->build_id || attr->sigtrap)
 		return -EOPNOTSUPP;
-	if (attr->inherit || attr->inherit_stat || attr->inherit_thread ||
-	    attr->enable_on_exec || attr->remove_on_exec ||
-	    attr->exclusive || attr->use_clockid || attr->precise_ip ||
+	/* inherit, inherit_thread, enable_on_exec: inherit.c */
+	ret = pevt_inherit_check_attr(attr);
+	if (ret)
+		return ret;
+	if (attr->exclusive || attr->use_clockid || attr->precise_ip ||
 	    attr->branch_sample_type || attr->sample_regs_user ||
 	    attr->sample_stack_user || attr->sample_regs_intr ||
 	    attr->aux_watermark || attr->sample_max_stack ||
@@ -996,16 +1011,6 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			goto err_group;
 		}
 	}
-	/*
-	 * Only now, with every permission checked: registering the probes
-	 * patches kernel text, which a refused caller must not cause.
-	 */
-	if (attr->comm || attr->task) {
-		ret = pevt_sample_sideband_get();
-		if (ret)
-			goto err_task;
-	}
-
 	event = kzalloc(sizeof(*event), GFP_KERNEL);
 	if (!event) {
 		ret = -ENOMEM;
@@ -1024,6 +1029,8 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	INIT_LIST_HEAD(&event->group_entry);
 	INIT_LIST_HEAD(&event->sibling_list);
 	INIT_LIST_HEAD(&event->event_entry);
+	INIT_LIST_HEAD(&event->child_list);
+	INIT_LIST_HEAD(&event->child_entry);
 	pevt_output_init_event(event);
 
 	/* Limits (perm.c): uncharged by pevt_event_free(). */
@@ -1122,6 +1129,122 @@ err_group:
 static struct lock_class_key pevt_cpu_ctx_lock_key;
 static struct lock_class_key pevt_task_ctx_lock_key;
 
+/* ---- inherit (inherit.c) ------------------------------------------- */
+
+/**
+ * pevt_inherit_event() - inherit_event(): a child of @pe in @task.
+ * @pe: an inherit event of the forking task's context (itself an opened
+ *	event or a child)
+ * @task: the new task (current: called from its task work)
+ * @leader: the child group's leader (already made), or NULL for a leader
+ *
+ * pevt_inherit_mutex and @pe's ctx->mutex held; process context.  The
+ * child counts for the event the user opened (->parent), starts enabled
+ * if @pe is, and has no fd, buffer or per-user charge of its own.
+ *
+ * Return: the child, installed in @task's context, or an ERR_PTR.
+ */
+struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
+				      struct task_struct *task,
+				      struct pevt_event *leader)
+{
+	struct pevt_event *event;
+	struct pevt_context *ctx;
+	int ret;
+
+	event = kzalloc(sizeof(*event), GFP_KERNEL);
+	if (!event)
+		return ERR_PTR(-ENOMEM);
+	atomic_inc(&pevt_nr_live_events);
+	event->attr = pe->attr;
+	event->cpu = pe->cpu;
+	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	event->parent = pe->parent ?: pe;
+	event->group_leader = event;
+	event->oncpu = -1;
+	event->hw.idx = -1;
+	event->state = pe->state >= PEVT_STATE_INACTIVE ? PEVT_STATE_INACTIVE :
+							  PEVT_STATE_OFF;
+	INIT_LIST_HEAD(&event->group_entry);
+	INIT_LIST_HEAD(&event->sibling_list);
+	INIT_LIST_HEAD(&event->event_entry);
+	INIT_LIST_HEAD(&event->child_list);
+	INIT_LIST_HEAD(&event->child_entry);
+	pevt_output_init_event(event);
+
+	ret = pevt_init_event_source(event);
+	if (ret)
+		goto err;
+	ctx = ctx_get_task(task);
+	if (IS_ERR(ctx)) {
+		ret = PTR_ERR(ctx);
+		goto err;
+	}
+	event->ctx = ctx;
+
+	/* A new context, locked only here and under pevt_inherit_mutex. */
+	mutex_lock_nested(&ctx->mutex, SINGLE_DEPTH_NESTING);
+	ctx->inherited = true;
+	ret = -EINVAL;
+	if (leader) {
+		if (leader->ctx != ctx || !leader->attached)
+			goto err_locked;
+		event->group_leader = leader;
+	}
+	ret = ctx_function_call(ctx, __pevt_install, event);
+	if (ret)
+		goto err_locked;
+	pevt_ctx_changed(ctx);
+	mutex_unlock(&ctx->mutex);
+	list_add_tail(&event->child_entry, &event->parent->child_list);
+	return event;
+
+err_locked:
+	mutex_unlock(&ctx->mutex);
+err:
+	pevt_event_free(event);
+	return ERR_PTR(ret);
+}
+
+/**
+ * pevt_event_remove_free() - take a child event out of its context, free it.
+ * @event: an inherited event, already off its parent's child list
+ *
+ * Process context, its ctx->mutex not held.
+ */
+void pevt_event_remove_free(struct pevt_event *event)
+{
+	struct pevt_context *ctx = event->ctx;
+
+	mutex_lock_nested(&ctx->mutex, SINGLE_DEPTH_NESTING);
+	ctx_function_call(ctx, __pevt_remove, event);
+	pevt_ctx_changed(ctx);
+	mutex_unlock(&ctx->mutex);
+	pevt_event_free(event);
+}
+
+/**
+ * pevt_ctx_enable_on_exec() - perf_event_enable_on_exec() for a task context.
+ * @ctx: the context of current, which just exec'd
+ *
+ * Process context.  Each enable_on_exec event is enabled once (the bit is
+ * cleared, as perf does).
+ */
+void pevt_ctx_enable_on_exec(struct pevt_context *ctx)
+{
+	struct pevt_event *event;
+
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry(event, &ctx->event_list, event_entry) {
+		if (!event->attr.enable_on_exec)
+			continue;
+		event->attr.enable_on_exec = 0;
+		ctx_function_call(ctx, __pevt_enable, event);
+	}
+	pevt_ctx_changed(ctx);
+	mutex_unlock(&ctx->mutex);
+}
+
 /**
  * pevt_ctx_init() - initialise an empty context.
  * @ctx: the context
@@ -1156,7 +1279,8 @@ static int pevt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "events %d\n", atomic_read(&pevt_nr_live_events));
 	seq_printf(m, "task_contexts %d\n", atomic_read(&pevt_nr_live_task_ctx));
 	seq_printf(m, "buffers %d\n", atomic_read(&rb_nr_live));
-	seq_printf(m, "sideband_probes %d\n", pevt_sample_sideband_registered());
+	seq_printf(m, "inherited %d\n", atomic_read(&pevt_inherit_children));
+	seq_printf(m, "inherit_failed %d\n", atomic_read(&pevt_inherit_failed));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(pevt_stats);

@@ -12,8 +12,7 @@
  *    with pid == -1) or the context of one task (pid >= 0).  Task contexts
  *    are found through a hash keyed by task_struct pointer and are
  *    scheduled in/out on that task's context switches (sched_switch
- *    tracepoint, registered while a task context exists and for
- *    probe_linger_ms after the last one went, context.c).
+ *    hook, sideband.c).
  *  - "Active" context: one whose time is running on a CPU (ctx->active_cpu).
  *    A CPU context is always active on its CPU; a task context is active
  *    on the CPU the task runs on, and inactive while it sleeps.  Events can
@@ -32,8 +31,10 @@
  *  task runs, exactly as a perf task event does.
  *
  * Locking rules:
+ *  0. pevt_inherit_mutex (inherit.c, global mutex): parent/child links of
+ *     inherited events; taken before any ctx->mutex.
  *  1. pevt_task_mutex (context.c, global mutex): task context creation and
- *     destruction, tracepoint (un)registration.
+ *     destruction.
  *  2. ctx->mutex: membership of a context (install/remove events, group
  *     attach/detach/promotion), ioctls and read() of its events: holding
  *     it keeps group sizes and lists stable for a sleeping caller.
@@ -185,6 +186,14 @@ struct pevt_event {
 	struct perm_user	*perm_user;	/* perm.c: per-uid charge, or NULL */
 	struct pid_namespace	*ns;		/* the opener's: pids in records */
 	struct rcu_head		rcu;		/* freed after a grace period */
+
+	/* inherit.c, under pevt_inherit_mutex */
+	struct pevt_event	*parent;	/* inherited: the event opened by the user */
+	struct list_head	child_list;	/* opened event: its live children */
+	struct list_head	child_entry;	/* child: on parent->child_list */
+	u64			child_count;	/* opened event: exited children's */
+	u64			child_time_enabled;
+	u64			child_time_running;
 };
 
 /**
@@ -211,6 +220,12 @@ struct pevt_context {
 	struct hlist_node	hash_node;	/* task hash */
 	struct rcu_head		rcu;
 	void			*rot;		/* rotation.c private */
+
+	/* inherit.c: task contexts only */
+	bool			inherited;	/* holds child events (ctx->mutex) */
+	struct callback_head	exit_work;	/* folds them at task exit */
+	struct callback_head	exec_work;	/* enable_on_exec */
+	bool			exec_queued;	/* exec_work pending (ctx->lock) */
 };
 
 /**
@@ -272,11 +287,34 @@ int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data);
 /* context.c */
 struct pevt_context *ctx_get_cpu(int cpu);
 struct pevt_context *ctx_get_task(struct task_struct *task);
+struct pevt_context *ctx_find_task_get(struct task_struct *task,
+				       bool (*want)(struct pevt_context *ctx),
+				       bool get);
 void ctx_put(struct pevt_context *ctx);
 void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 int pevt_context_init(void);
 void pevt_context_exit(void);
+
+/* core.c: for inherit.c */
+struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
+				      struct task_struct *task,
+				      struct pevt_event *leader);
+void pevt_event_remove_free(struct pevt_event *event);
+int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
+void pevt_ctx_enable_on_exec(struct pevt_context *ctx);
+
+/* inherit.c */
+extern atomic_t pevt_inherit_children, pevt_inherit_failed;
+void pevt_inherit_fork(struct task_struct *child);
+void pevt_inherit_exit(struct task_struct *task);
+void pevt_inherit_exec(struct task_struct *task);
+void pevt_inherit_release(struct pevt_event *event);
+void pevt_inherit_read(struct pevt_event *event, u64 *values);
+void pevt_inherit_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
+int pevt_inherit_check_attr(const struct perf_event_attr *attr);
+void pevt_inherit_lock(struct pevt_event *event);
+void pevt_inherit_unlock(struct pevt_event *event);
 
 /* sw.c */
 int pevt_sw_init(void);

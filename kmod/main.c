@@ -13,6 +13,7 @@
 #include "output.h"
 #include "pevt_sched.h"
 #include "perm.h"
+#include "sideband.h"
 
 static int __init pevt_init(void)
 {
@@ -36,9 +37,13 @@ static int __init pevt_init(void)
 	ret = pevt_sample_init();
 	if (ret)
 		goto err_rb;
-	ret = pevt_sw_init();
+	/* The hooks, once what they call is ready: sideband.c. */
+	ret = pevt_sideband_init();
 	if (ret)
 		goto err_sample;
+	ret = pevt_sw_init();
+	if (ret)
+		goto err_sideband;
 	ret = pevt_vpmu_src_init();
 	if (ret)
 		goto err_sw;
@@ -62,6 +67,8 @@ err_vsrc:
 	pevt_vpmu_src_exit();
 err_sw:
 	pevt_sw_exit();
+err_sideband:
+	pevt_sideband_exit();
 err_sample:
 	pevt_sample_exit();
 err_rb:
@@ -83,6 +90,7 @@ static void __exit pevt_exit(void)
 	pevt_sched_exit();
 	pevt_vpmu_src_exit();
 	pevt_sw_exit();
+	pevt_sideband_exit();
 	pevt_sample_exit();
 	rb_exit();
 	pevt_context_exit();

@@ -25,6 +25,7 @@
 #include "ring_buffer.h"
 #include "output.h"
 #include "perm.h"
+#include "sideband.h"
 
 static DEFINE_MUTEX(out_mutex);
 
@@ -42,8 +43,7 @@ static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
  * pevt_output_check_attr() - refuse what the output path cannot write.
  * @attr: the attr being opened
  *
- * The side-band probes for COMM/FORK/EXIT records are registered by
- * pevt_event_open(), after the permission checks.
+ * Side-band records (COMM, FORK, EXIT, MMAP, MMAP2) are sideband.c's.
  *
  * Return: 0, or -EOPNOTSUPP for sample_type/read_format bits pevt does not
  * implement (callchains, registers, raw data, ...).
@@ -73,12 +73,11 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 				 attr->sample_period & BIT_ULL(63))
 			return -EINVAL;
 	}
-	if (attr->write_backward || attr->mmap || attr->mmap2 ||
-	    attr->mmap_data || attr->namespaces || attr->ksymbol ||
+	if (attr->write_backward || attr->namespaces || attr->ksymbol ||
 	    attr->bpf_event || attr->cgroup || attr->text_poke ||
 	    attr->context_switch || attr->aux_output)
 		return -EOPNOTSUPP;
-	return 0;
+	return pevt_sideband_check_attr(attr);
 }
 
 /**
@@ -410,11 +409,21 @@ lost:
 	rcu_read_unlock();
 }
 
-/* Write a side-band record: fixed part @body (after the header), then the
- * sample_id block when sample_id_all. */
-static void out_sideband(struct pevt_event *event, struct perf_event_header *hdr_in,
-			 const void *body, unsigned int body_len,
-			 const void *tail, unsigned int tail_len)
+/**
+ * pevt_output_sb_write() - write a side-band record.
+ * @event: the event asking for it
+ * @hdr_in: type and misc (the size is computed here)
+ * @body: fixed part after the header
+ * @body_len: its length
+ * @tail: variable part (a name padded to 8 bytes), or NULL
+ * @tail_len: its length
+ *
+ * The sample_id block follows when attr.sample_id_all.
+ */
+void pevt_output_sb_write(struct pevt_event *event,
+			  struct perf_event_header *hdr_in,
+			  const void *body, unsigned int body_len,
+			  const void *tail, unsigned int tail_len)
 {
 	struct perf_event_header hdr = *hdr_in;
 	struct rb_lost_id lid;
@@ -445,13 +454,11 @@ out:
 	rcu_read_unlock();
 }
 
-typedef void (*out_sb_fn)(struct pevt_event *event, void *data);
-
 /*
  * perf_iterate_sb(): side-band records go to the enabled events of the
  * current task's context and of this CPU's context that asked for them.
  */
-static void out_iterate_ctx(struct pevt_context *ctx, out_sb_fn fn, void *data)
+static void out_iterate_ctx(struct pevt_context *ctx, pevt_sb_fn fn, void *data)
 {
 	struct pevt_event *event;
 	unsigned long flags;
@@ -468,7 +475,7 @@ static void out_iterate_ctx(struct pevt_context *ctx, out_sb_fn fn, void *data)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
-static void out_iterate_sb(out_sb_fn fn, void *data)
+void pevt_output_sb_iterate(pevt_sb_fn fn, void *data)
 {
 	struct pevt_cpu_context *cpuctx;
 	struct pevt_context *tctx;
@@ -484,6 +491,7 @@ static void out_iterate_sb(out_sb_fn fn, void *data)
 
 struct out_comm {
 	struct task_struct *task;
+	bool exec;
 	char comm[TASK_COMM_LEN + sizeof(u64)];
 	unsigned int comm_size;
 };
@@ -493,7 +501,7 @@ static void out_comm_one(struct pevt_event *event, void *data)
 	struct out_comm *c = data;
 	struct perf_event_header hdr = {
 		.type = PERF_RECORD_COMM,
-		.misc = 0,
+		.misc = c->exec ? PERF_RECORD_MISC_COMM_EXEC : 0,
 	};
 	u32 ids[2];
 
@@ -501,23 +509,24 @@ static void out_comm_one(struct pevt_event *event, void *data)
 		return;
 	ids[0] = out_pid(event, c->task);
 	ids[1] = out_tid(event, c->task);
-	out_sideband(event, &hdr, ids, sizeof(ids), c->comm, c->comm_size);
+	pevt_output_sb_write(event, &hdr, ids, sizeof(ids), c->comm, c->comm_size);
 }
 
 /**
  * pevt_output_comm() - PERF_RECORD_COMM for events with attr.comm.
  * @task: the task being renamed (current, for prctl(PR_SET_NAME))
  * @comm: its new name
+ * @exec: the name an execve() gives (PERF_RECORD_MISC_COMM_EXEC)
  */
-void pevt_output_comm(struct task_struct *task, const char *comm)
+void pevt_output_comm(struct task_struct *task, const char *comm, bool exec)
 {
-	struct out_comm c = { .task = task };
+	struct out_comm c = { .task = task, .exec = exec };
 	size_t len = strnlen(comm, TASK_COMM_LEN - 1);
 
 	memcpy(c.comm, comm, len);
 	memset(c.comm + len, 0, sizeof(c.comm) - len);
 	c.comm_size = ALIGN(len + 1, sizeof(u64));
-	out_iterate_sb(out_comm_one, &c);
+	pevt_output_sb_iterate(out_comm_one, &c);
 }
 
 struct out_task {
@@ -538,7 +547,9 @@ static void out_task_one(struct pevt_event *event, void *data)
 	} body;
 	struct task_struct *parent;
 
-	if (!event->attr.comm && !event->attr.task)
+	/* perf_event_task_match() */
+	if (!event->attr.comm && !event->attr.task && !event->attr.mmap &&
+	    !event->attr.mmap2 && !event->attr.mmap_data)
 		return;
 	body.pid = out_pid(event, t->task);
 	body.tid = out_tid(event, t->task);
@@ -554,7 +565,7 @@ static void out_task_one(struct pevt_event *event, void *data)
 		rcu_read_unlock();
 	}
 	body.time = local_clock();
-	out_sideband(event, &hdr, &body, sizeof(body), NULL, 0);
+	pevt_output_sb_write(event, &hdr, &body, sizeof(body), NULL, 0);
 }
 
 /**
@@ -566,7 +577,7 @@ void pevt_output_task(struct task_struct *task, bool fork)
 {
 	struct out_task t = { .task = task, .fork = fork };
 
-	out_iterate_sb(out_task_one, &t);
+	pevt_output_sb_iterate(out_task_one, &t);
 }
 
 /**
@@ -590,7 +601,7 @@ void pevt_output_throttle(struct pevt_event *event, bool unthrottle)
 		.stream_id = event->id,
 	};
 
-	out_sideband(event, &hdr, &body, sizeof(body), NULL, 0);
+	pevt_output_sb_write(event, &hdr, &body, sizeof(body), NULL, 0);
 }
 
 /* ---- the event fd side -------------------------------------------- */

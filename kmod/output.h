@@ -41,9 +41,17 @@ void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
 bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs);
 void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 			u64 period);
-void pevt_output_throttle(struct pevt_event *event, bool unthrottle);
-void pevt_output_comm(struct task_struct *task, const char *comm);
+void pevt_output_comm(struct task_struct *task, const char *comm, bool exec);
 void pevt_output_task(struct task_struct *task, bool fork);
+
+struct perf_event_header;
+typedef void (*pevt_sb_fn)(struct pevt_event *event, void *data);
+void pevt_output_sb_iterate(pevt_sb_fn fn, void *data);
+void pevt_output_sb_write(struct pevt_event *event,
+			  struct perf_event_header *hdr_in,
+			  const void *body, unsigned int body_len,
+			  const void *tail, unsigned int tail_len);
+void pevt_output_throttle(struct pevt_event *event, bool unthrottle);
 
 /* throttle.c: kernel.perf_event_max_sample_rate */
 void pevt_throttle_set_rate(int max_sample_rate);
@@ -56,7 +64,5 @@ void pevt_throttle_exit(void);
 /* sample.c */
 int pevt_sample_init(void);
 void pevt_sample_exit(void);
-int pevt_sample_sideband_get(void);
-bool pevt_sample_sideband_registered(void);
 
 #endif /* _PEVT_OUTPUT_H */

@@ -21,16 +21,11 @@
  *
  * The sampling clocks are sw.c's.
  *
- * Side-band: task_rename, sched_process_fork and sched_process_exit feed
- * PERF_RECORD_COMM/FORK/EXIT (output.c) to events with attr.comm/task.
- *
  * Active tracepoint events sit on a per-CPU RCU list, added and removed by
  * the source's add()/del() on their CPU (ctx->lock held, irqs off), like
  * perf's swevent hash.  The probe walks this CPU's list with preemption
- * disabled.
- *
- * Probes are registered on first use and stay until module exit: every
- * (un)registration patches kernel text.
+ * disabled.  The probe itself is the hook hub's (sideband.c), which
+ * calls pevt_sample_sys_enter().
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -42,6 +37,7 @@
 
 #include "internal.h"
 #include "output.h"
+#include "sideband.h"
 
 struct tp_priv {
 	struct hlist_node	node;		/* this CPU's tp_active list */
@@ -53,15 +49,14 @@ struct tp_priv {
 };
 
 static DEFINE_PER_CPU(struct hlist_head, tp_active);
-static DEFINE_MUTEX(tp_mutex);			/* probe registration */
-static bool tp_registered;			/* sys_enter probe */
-static bool sb_registered;			/* side-band probes */
-static struct tracepoint *tp_sys_enter;
+static bool tp_sys_enter_found;
 static u64 tp_sys_enter_id;
 
-static struct tracepoint *tp_rename, *tp_fork, *tp_exit;
-
-static void tp_sys_enter_probe(void *data, struct pt_regs *regs, long id)
+/**
+ * pevt_sample_sys_enter() - raw_syscalls:sys_enter, from the hook hub.
+ * @regs: the user registers at the system call
+ */
+void pevt_sample_sys_enter(struct pt_regs *regs)
 {
 	struct hlist_head *head;
 	struct tp_priv *p;
@@ -99,7 +94,7 @@ static int tp_init(struct pevt_event *event)
 
 	if (event->attr.type != PERF_TYPE_TRACEPOINT)
 		return -ENOENT;
-	if (!tp_sys_enter || event->attr.config != tp_sys_enter_id)
+	if (!tp_sys_enter_found || event->attr.config != tp_sys_enter_id)
 		return -EOPNOTSUPP;
 	if (event->attr.freq)
 		return -EINVAL;
@@ -112,24 +107,6 @@ static int tp_init(struct pevt_event *event)
 		return -ENOMEM;
 	p->event = event;
 
-	/*
-	 * Registered on first use and kept until module exit: every
-	 * (un)registration patches kernel text (static keys), and patching
-	 * while another CPU runs the site was seen to oops under TCG (stale
-	 * int3), like the sched probes of context.c.
-	 */
-	mutex_lock(&tp_mutex);
-	if (!tp_registered) {
-		ret = tracepoint_probe_register(tp_sys_enter,
-						tp_sys_enter_probe, NULL);
-		if (ret) {
-			mutex_unlock(&tp_mutex);
-			kfree(p);
-			return ret;
-		}
-		tp_registered = true;
-	}
-	mutex_unlock(&tp_mutex);
 	event->src_priv = p;
 	return 0;
 }
@@ -198,36 +175,6 @@ static struct pevt_source_ops tp_source = {
 	.read		= tp_read,
 };
 
-/* ---- side-band tracepoints ---------------------------------------- */
-
-static void sb_rename_probe(void *data, struct task_struct *task,
-			    const char *comm)
-{
-	if (task == current)
-		pevt_output_comm(task, comm);
-}
-
-static void sb_fork_probe(void *data, struct task_struct *parent,
-			  struct task_struct *child)
-{
-	pevt_output_task(child, true);
-}
-
-static void sb_exit_probe(void *data, struct task_struct *task)
-{
-	pevt_output_task(task, false);
-}
-
-static void sb_lookup(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "task_rename"))
-		tp_rename = tp;
-	else if (!strcmp(tp->name, "sched_process_fork"))
-		tp_fork = tp;
-	else if (!strcmp(tp->name, "sched_process_exit"))
-		tp_exit = tp;
-}
-
 /* Find raw_syscalls:sys_enter and its id through the exported trace API. */
 static void tp_lookup_sys_enter(void)
 {
@@ -242,7 +189,7 @@ static void tp_lookup_sys_enter(void)
 	}
 	call = file->event_call;
 	if (call->flags & TRACE_EVENT_FL_TRACEPOINT) {
-		tp_sys_enter = call->tp;
+		tp_sys_enter_found = true;
 		tp_sys_enter_id = call->event.type;
 	}
 	trace_put_event_file(file);
@@ -260,62 +207,9 @@ int pevt_sample_init(void)
 	for_each_possible_cpu(cpu)
 		INIT_HLIST_HEAD(per_cpu_ptr(&tp_active, cpu));
 	tp_lookup_sys_enter();
-	for_each_kernel_tracepoint(sb_lookup, NULL);
-	if (!tp_rename || !tp_fork || !tp_exit)
-		return -ENOENT;
 
 	pevt_throttle_init();
 	return pevt_source_register(&tp_source);
-}
-
-/**
- * pevt_sample_sideband_get() - make sure COMM/FORK/EXIT are fed.
- *
- * Called when an event with attr.comm or attr.task is opened; the probes
- * stay registered until module exit (see tp_init() for why).
- *
- * Return: 0 or -errno.
- */
-int pevt_sample_sideband_get(void)
-{
-	int ret = 0;
-
-	mutex_lock(&tp_mutex);
-	if (sb_registered)
-		goto out;
-	ret = tracepoint_probe_register(tp_rename, sb_rename_probe, NULL);
-	if (ret)
-		goto out;
-	ret = tracepoint_probe_register(tp_fork, sb_fork_probe, NULL);
-	if (ret)
-		goto err_fork;
-	ret = tracepoint_probe_register(tp_exit, sb_exit_probe, NULL);
-	if (ret)
-		goto err_exit;
-	sb_registered = true;
-	goto out;
-
-err_exit:
-	tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);
-err_fork:
-	tracepoint_probe_unregister(tp_rename, sb_rename_probe, NULL);
-	tracepoint_synchronize_unregister();
-out:
-	mutex_unlock(&tp_mutex);
-	return ret;
-}
-
-/**
- * pevt_sample_sideband_registered() - are the side-band probes in?
- *
- * For debugfs pevt/stats: a test checks that a refused open registered
- * nothing (it would have patched kernel text).
- *
- * Return: true once pevt_sample_sideband_get() succeeded.
- */
-bool pevt_sample_sideband_registered(void)
-{
-	return READ_ONCE(sb_registered);
 }
 
 /**
@@ -325,15 +219,4 @@ void pevt_sample_exit(void)
 {
 	pevt_source_unregister(&tp_source);
 	pevt_throttle_exit();
-	if (sb_registered) {
-		tracepoint_probe_unregister(tp_exit, sb_exit_probe, NULL);
-		tracepoint_probe_unregister(tp_fork, sb_fork_probe, NULL);
-		tracepoint_probe_unregister(tp_rename, sb_rename_probe, NULL);
-	}
-	if (tp_registered)
-		tracepoint_probe_unregister(tp_sys_enter, tp_sys_enter_probe,
-					    NULL);
-	tracepoint_synchronize_unregister();
-	sb_registered = false;
-	tp_registered = false;
 }

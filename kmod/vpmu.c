@@ -18,7 +18,6 @@
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
-#include <linux/tracepoint.h>
 #include <linux/sched/clock.h>
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
@@ -28,7 +27,6 @@
 #include <linux/debugfs.h>
 #include <linux/uaccess.h>
 #include <linux/seq_file.h>
-#include <linux/workqueue.h>
 #include <asm/irq_regs.h>
 
 #include "compat.h"
@@ -40,32 +38,10 @@ module_param(nr_counters, uint, 0444);
 MODULE_PARM_DESC(nr_counters, "pevt_vpmu counter slots per CPU (1..64, default 4)");
 
 /*
- * Every change of a tracepoint's probe set patches the kernel text at its
- * call sites (static key, and on 6.x the inline static call), and the
- * sched_switch site is in __schedule().  6.12 guests under QEMU TCG took
- * an int3 oops in __schedule() right at such a flip (text_poke_bp() vs.
- * the other vCPU), once while perf created and destroyed events, once at
- * rmmod.  So flips are kept rare: by default probes are registered when a
- * counter first needs them and unregistered only after none has needed
- * them for probe_linger_ms; a module that never counts syscalls or
- * switches never touches those sites.
- *
- * Lazy registration is not the default: the stock core calls event_init()
- * of a group sibling with the leader's ctx->mutex held (6.1
- * perf_try_init_event()), and registering a probe there takes
- * tracepoints_mutex -> cpu_hotplug_lock, which perf's hotplug callback
- * takes before pmus_lock -> cpuctx_mutex: lockdep (debug kernel) reports
- * that cycle.  By default (lazy_probes=0) both probes are registered at
- * load and unregistered at unload, so the text flips only at insmod/rmmod;
- * lazy_probes=1 is kept for measuring probe cost on kernels without the
- * nesting.
+ * The sources' tracepoint hooks (sys_enter, sched_switch) are the hook
+ * hub's (sideband.c): registered once at load, they call
+ * vpmu_hook_sys_enter() and vpmu_hook_sched_switch().
  */
-static bool lazy_probes;
-module_param(lazy_probes, bool, 0444);
-MODULE_PARM_DESC(lazy_probes, "register tracepoint probes only when a counter needs them (default 0: while loaded; 1 can invert lock order, see vpmu.c)");
-static unsigned int vpmu_linger_ms = 2000;
-module_param_named(vpmu_probe_linger_ms, vpmu_linger_ms, uint, 0644);
-MODULE_PARM_DESC(vpmu_probe_linger_ms, "keep unused vPMU probes registered this long (ms, default 2000)");
 
 struct vpmu_cpu {
 	raw_spinlock_t lock;			/* protects used, stock, owner */
@@ -328,21 +304,26 @@ u64 vpmu_slots_used(int cpu)
 }
 
 /* ------------------------------------------------------------------ */
-/* Sources and tracepoint probes                                      */
+/* Sources and their hooks                                            */
 
 static void vpmu_sample(unsigned int src, struct pt_regs *regs);
 
-static void vpmu_probe_sys_enter(void *data, struct pt_regs *regs, long id)
+/**
+ * vpmu_hook_sys_enter() - raw_syscalls:sys_enter, from the hook hub.
+ * @regs: the user registers at the system call
+ */
+void vpmu_hook_sys_enter(struct pt_regs *regs)
 {
 	this_cpu_inc(vpmu_cpus.ev[VPMU_SRC_SYSCALLS]);
 	if (unlikely(this_cpu_read(vpmu_cpus.nr_sampling[VPMU_SRC_SYSCALLS])))
 		vpmu_sample(VPMU_SRC_SYSCALLS, regs);
 }
 
-static void vpmu_probe_sched_switch(void *data, bool preempt,
-				    struct task_struct *prev,
-				    struct task_struct *next,
-				    unsigned int prev_state)
+/**
+ * vpmu_hook_sched_switch() - sched_switch, from the hook hub, before
+ * pevt's task contexts switch.
+ */
+void vpmu_hook_sched_switch(void)
 {
 	struct pt_regs regs;
 
@@ -358,113 +339,26 @@ static void vpmu_probe_sched_switch(void *data, bool preempt,
 	}
 }
 
-struct vpmu_tp {
-	const char *name;
-	void *probe;
-	struct tracepoint *tp;
-	unsigned int users;	/* counters that need it, under vpmu_tp_lock */
-	bool registered;	/* probe on, under vpmu_tp_lock */
-};
-
-static struct vpmu_tp vpmu_tps[VPMU_NR_SOURCES] = {
-	[VPMU_SRC_SYSCALLS] = { "sys_enter", vpmu_probe_sys_enter },
-	[VPMU_SRC_CSWITCH] = { "sched_switch", vpmu_probe_sched_switch },
-};
-static DEFINE_MUTEX(vpmu_tp_lock);
-
-static void vpmu_tp_lookup(struct tracepoint *tp, void *priv)
-{
-	int i;
-
-	for (i = 0; i < VPMU_NR_SOURCES; i++)
-		if (vpmu_tps[i].name && !strcmp(tp->name, vpmu_tps[i].name))
-			vpmu_tps[i].tp = tp;
-}
-
-/* Unregister unused probes (all probes if @all); vpmu_tp_lock held. */
-static void __vpmu_probes_drop(bool all)
-{
-	int i;
-
-	for (i = 0; i < VPMU_NR_SOURCES; i++) {
-		struct vpmu_tp *t = &vpmu_tps[i];
-
-		if (!t->registered || (t->users && !all))
-			continue;
-		/*
-		 * A probe still running on another CPU after this is harmless
-		 * (it bumps a per-CPU total); module exit waits for those with
-		 * tracepoint_synchronize_unregister().
-		 */
-		tracepoint_probe_unregister(t->tp, t->probe, NULL);
-		t->registered = false;
-	}
-}
-
-static void vpmu_linger_fn(struct work_struct *work)
-{
-	mutex_lock(&vpmu_tp_lock);
-	__vpmu_probes_drop(false);
-	mutex_unlock(&vpmu_tp_lock);
-}
-static DECLARE_DELAYED_WORK(vpmu_linger_work, vpmu_linger_fn);
-
 /**
- * vpmu_source_get() - make a source count (register its probe if needed)
+ * vpmu_source_get() - check a source before a counter of it is created
  * @source: enum vpmu_source
  *
- * Each counter creator calls this once before the counter may start and
- * vpmu_source_put() after it is gone.  By default (lazy_probes) the probe
- * is registered on first use and kept until no counter has needed it for
- * vpmu_probe_linger_ms; with lazy_probes=0 probes live as long as the
- * module and this only checks @source.  May sleep: call at event
- * creation, never from pmu::add() or a context-switch hook.
+ * The hooks that feed the sources are registered for the module's
+ * lifetime (sideband.c).  Pair with vpmu_source_put().
  *
- * Return: 0, -ENOENT for an unknown source, or the registration error.
+ * Return: 0, or -ENOENT for an unknown source.
  */
 int vpmu_source_get(unsigned int source)
 {
-	struct vpmu_tp *t;
-	int ret = 0;
-
-	if (source >= VPMU_NR_SOURCES)
-		return -ENOENT;
-	t = &vpmu_tps[source];
-	if (!t->name || !lazy_probes)
-		return 0;	/* clock source, or registered at load */
-	mutex_lock(&vpmu_tp_lock);
-	if (!t->registered) {
-		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
-		if (ret)
-			goto out;
-		t->registered = true;
-	}
-	t->users++;
-out:
-	mutex_unlock(&vpmu_tp_lock);
-	return ret;
+	return source < VPMU_NR_SOURCES ? 0 : -ENOENT;
 }
 
 /**
- * vpmu_source_put() - drop a reference taken by vpmu_source_get()
+ * vpmu_source_put() - drop what vpmu_source_get() took (nothing today)
  * @source: enum vpmu_source
- *
- * May sleep.
  */
 void vpmu_source_put(unsigned int source)
 {
-	struct vpmu_tp *t;
-
-	if (source >= VPMU_NR_SOURCES)
-		return;
-	t = &vpmu_tps[source];
-	if (!t->name || !lazy_probes)
-		return;
-	mutex_lock(&vpmu_tp_lock);
-	if (!--t->users)
-		mod_delayed_work(system_wq, &vpmu_linger_work,
-				 msecs_to_jiffies(READ_ONCE(vpmu_linger_ms)));
-	mutex_unlock(&vpmu_tp_lock);
 }
 
 /* Current value of a source on this CPU. */
@@ -1073,25 +967,6 @@ static struct pmu vpmu_pmu = {
 	.event_idx	= vpmu_event_idx,
 };
 
-/* Unregister the always-on probes of sources below @n. */
-static void vpmu_probes_unregister(int n)
-{
-	int i;
-
-	if (lazy_probes) {
-		cancel_delayed_work_sync(&vpmu_linger_work);
-		mutex_lock(&vpmu_tp_lock);
-		__vpmu_probes_drop(true);
-		mutex_unlock(&vpmu_tp_lock);
-	} else {
-		for (i = 0; i < n; i++)
-			if (vpmu_tps[i].name)
-				tracepoint_probe_unregister(vpmu_tps[i].tp,
-							    vpmu_tps[i].probe, NULL);
-	}
-	tracepoint_synchronize_unregister();
-}
-
 /*
  * debugfs pevt_vpmu/slots: exercise the pevt side of the allocator from a
  * test.  Read: "cpu used owners" per CPU (owners: one letter per slot, '-'
@@ -1200,7 +1075,7 @@ static void vpmu_dbg_exit(void)
  */
 int vpmu_init(void)
 {
-	int cpu, i, ret;
+	int cpu, ret;
 
 	if (nr_counters < 1 || nr_counters > VPMU_MAX_COUNTERS) {
 		pr_err("pevt: nr_counters=%u out of range (1..%d)\n",
@@ -1214,34 +1089,13 @@ int vpmu_init(void)
 		memset(pc, 0, sizeof(*pc));
 		raw_spin_lock_init(&pc->lock);
 	}
-	for_each_kernel_tracepoint(vpmu_tp_lookup, NULL);
-	for (i = 0; i < VPMU_NR_SOURCES; i++) {
-		if (vpmu_tps[i].name && !vpmu_tps[i].tp) {
-			pr_err("pevt: tracepoint %s not found\n", vpmu_tps[i].name);
-			return -ENOENT;
-		}
-	}
-	if (!lazy_probes) {
-		for (i = 0; i < VPMU_NR_SOURCES; i++) {
-			if (!vpmu_tps[i].name)
-				continue;
-			ret = tracepoint_probe_register(vpmu_tps[i].tp,
-							vpmu_tps[i].probe, NULL);
-			if (ret)
-				goto err_probes;
-		}
-	}
 	ret = perf_pmu_register(&vpmu_pmu, "pevt_vpmu", -1);
 	if (ret) {
 		pr_err("pevt: perf_pmu_register(pevt_vpmu) failed: %d\n", ret);
-		goto err_probes;
+		return ret;
 	}
 	vpmu_dbg_init();
 	return 0;
-
-err_probes:
-	vpmu_probes_unregister(i);
-	return ret;
 }
 
 /**
@@ -1254,7 +1108,4 @@ void vpmu_exit(void)
 {
 	vpmu_dbg_exit();
 	perf_pmu_unregister(&vpmu_pmu);
-	vpmu_probes_unregister(VPMU_NR_SOURCES);
-	/* Probes may still be running on other CPUs after unregistering. */
-	tracepoint_synchronize_unregister();
 }

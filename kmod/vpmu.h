@@ -146,6 +146,11 @@ u64 vpmu_slots_foreign(int cpu);
 
 int vpmu_source_get(unsigned int source);
 void vpmu_source_put(unsigned int source);
+
+/* Called by the hook hub (sideband.c) for the sources. */
+struct pt_regs;
+void vpmu_hook_sys_enter(struct pt_regs *regs);
+void vpmu_hook_sched_switch(void);
 int vpmu_group_fits(const u64 *allowed, int n);
 
 void vpmu_counter_init(struct vpmu_counter *c, unsigned int source, u64 period,

@@ -77,85 +77,9 @@ static long param_get(const char *name)
 	return read_long(path);
 }
 
-/* A line "key N" of debugfs pevt/stats; -1 if absent. */
-static long stats_get(const char *want)
-{
-	char key[64];
-	long v, ret = -1;
-	FILE *f = fopen(PEVT_STATS_PATH, "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", key, &v) == 2)
-		if (!strcmp(key, want))
-			ret = v;
-	fclose(f);
-	return ret;
-}
-
 static __u64 page_size(void)
 {
 	return (__u64)sysconf(_SC_PAGESIZE);
-}
-
-/* ---- side-band probes after the permission check -------------------- */
-
-/* Unload and load pevt: nothing registered yet.  0 or -1. */
-static int mod_reload(void)
-{
-	for (int i = 0; i < 150 && mod_loaded(); i++) {
-		if (!mod_unload())
-			break;
-		sleep_ns(20 * NSEC_PER_MSEC);
-	}
-	if (mod_loaded())
-		return -1;
-	return mod_load();
-}
-
-TEST(sideband_probes_after_permission_check)
-{
-	struct perf_event_attr attr;
-	int saved = paranoid_get(), status, fd;
-	pid_t pid;
-
-	ASSERT_NE(PARANOID_UNKNOWN, saved);
-	ASSERT_EQ(0, mod_reload());
-	ASSERT_EQ(0, stats_get("sideband_probes"))
-		TH_LOG("debugfs pevt/stats has no sideband_probes line");
-	ASSERT_EQ(0, paranoid_set(2));
-
-	/* nobody at level 2 asks for kernel samples with COMM/FORK/EXIT. */
-	attr_sw(&attr, PERF_COUNT_SW_CPU_CLOCK, 1000000);
-	attr.exclude_kernel = 0;
-	attr.comm = 1;
-	attr.task = 1;
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int e[NR_BACKENDS];
-
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		for (int b = 0; b < NR_BACKENDS; b++) {
-			fd = ev_open(b, &attr, 0, -1, -1);
-			e[b] = fd < 0 ? -fd : 0;
-		}
-		fprintf(stderr, "# refused open: stock %s, pevt %s\n",
-			strerror(e[STOCK]), strerror(e[PEVT]));
-		_exit(e[STOCK] == EACCES && e[PEVT] == EACCES ? 0 : 11);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	paranoid_set(saved);
-	ASSERT_EQ(0, WEXITSTATUS(status));
-	/* A refused caller must not have patched kernel text. */
-	EXPECT_EQ(0, stats_get("sideband_probes"));
-
-	/* The same attr, allowed: now the probes are there. */
-	fd = ev_open(PEVT, &attr, 0, -1, -1);
-	ASSERT_LE(0, fd);
-	EXPECT_EQ(1, stats_get("sideband_probes"));
-	close(fd);
 }
 
 /* ---- VM_DONTCOPY ---------------------------------------------------- */

@@ -174,7 +174,11 @@ static void drop(struct worker *w, int i)
 	w->ev[i] = w->ev[--w->nr];
 }
 
-/* A task event on a child that burns a little and exits, then read. */
+/*
+ * A task event on a child that burns a little, forks grandchildren and
+ * exits, then read.  Half of them inherit (fork/exit churn of child
+ * events); some of those are closed while the grandchildren run.
+ */
 static int do_child(struct worker *w)
 {
 	static const int ok[] = { ESRCH, 0 };
@@ -187,12 +191,26 @@ static int do_child(struct worker *w)
 	if (child < 0)
 		return 0;
 	if (child == 0) {
-		burn_cpu_ns(2 * NSEC_PER_MSEC);
+		burn_cpu_ns(NSEC_PER_MSEC);
+		for (int k = 0; k < 3; k++)
+			if (fork() == 0) {
+				burn_cpu_ns(NSEC_PER_MSEC);
+				_exit(0);
+			}
+		burn_cpu_ns(NSEC_PER_MSEC);
+		while (wait(NULL) > 0)
+			;
 		_exit(0);
 	}
 	pevt_attr_clock(&a, PERF_COUNT_SW_TASK_CLOCK, PERF_FORMAT_TOTAL_TIME_ENABLED |
 			PERF_FORMAT_TOTAL_TIME_RUNNING, 0);
+	a.inherit = rnd(w) & 1;
 	fd = pevt_open(w->dev, &a, child, -1, -1, PEVT_OPEN_FD_CLOEXEC);
+	if (fd >= 0 && a.inherit && !(rnd(w) % 4)) {
+		close(fd);	/* its children go while they run */
+		waitpid(child, &status, 0);
+		return 0;
+	}
 	waitpid(child, &status, 0);
 	if (fd < 0)
 		return fail(w, OP_CHILD, ok);

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt's one hub of kernel hooks: every tracepoint probe and kprobe pevt
+ * uses is here, registered once at module load and unregistered at
+ * unload, each calling pevt's users of that hook in a fixed order.
+ *
+ *   sched_switch        vpmu.c: the cswitch source counts (first, so
+ *                       the outgoing task's counters count the switch,
+ *                       as context-switches does), then context.c: task
+ *                       contexts out/in
+ *   raw_syscalls:       vpmu.c: the syscalls source; sample.c: the
+ *     sys_enter         sys_enter sampling source
+ *   task_rename         PERF_RECORD_COMM (MISC_COMM_EXEC inside exec)
+ *   sched_process_fork  PERF_RECORD_FORK, then inherit.c: queue the
+ *                       child's events
+ *   sched_process_exit  PERF_RECORD_EXIT, inherit.c: queue the fold of
+ *                       the task's child events, then context.c: the task
+ *                       context goes inactive for good.  EXIT first: the
+ *                       record goes to the exiting task's own context,
+ *                       which must still be scheduled in (issue 13 item 7:
+ *                       two probes registered in either order lost it).
+ *   sched_process_exec  context.c: detach on a privilege-raising exec,
+ *                       then inherit.c: enable_on_exec
+ *   perf_event_mmap()   PERF_RECORD_MMAP/MMAP2 (kprobe; see below)
+ *
+ * Why at load: registering a probe patches kernel text (static keys,
+ * static calls) and under QEMU TCG that was seen to oops (stale int3)
+ * when done while another CPU ran the site; doing it on demand from
+ * open() also let a caller that the permission check then refused patch
+ * the kernel.  Every probe returns at once when nothing of pevt listens
+ * (no task context, no side-band event).
+ *
+ * MMAP records: the stock kernel calls perf_event_mmap(vma) for every
+ * mapping it reports (mmap_region(), brk, special mappings such as the
+ * vDSO, mprotect adding exec), after the vma is set up, with mmap_lock
+ * held.  A kprobe on its entry sees the same vma at the same point, so
+ * pevt's records describe exactly the mappings stock's do.  The record is
+ * built as perf_event_mmap_event() builds it.  Kernels without kprobes
+ * (the debug kernel) have no MMAP records: attr.mmap/mmap2/mmap_data is
+ * -EOPNOTSUPP there.  Not supported: attr.build_id (build_id_parse() is
+ * not exported).
+ */
+#include <linux/fs.h>
+#include <linux/hugetlb_inline.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/string.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+#include <linux/version.h>
+
+#include "internal.h"
+#include "output.h"
+#include "sideband.h"
+#include "vpmu.h"
+
+/* Set once by the first event asking for side-band records. */
+static bool sb_wanted;
+
+/* ---- records -------------------------------------------------------- */
+
+static bool sb_on(void)
+{
+	return READ_ONCE(sb_wanted);
+}
+
+struct sb_mmap {
+	struct vm_area_struct	*vma;
+	bool			exec;
+	struct {
+		u32	pid, tid;
+		u64	start, len, pgoff;
+	} head;
+	struct {
+		u32	maj, min;
+		u64	ino, ino_generation;
+		u32	prot, flags;
+	} mmap2;
+	const char		*name;
+	unsigned int		name_size;	/* with NULs, multiple of 8 */
+};
+
+/* perf_event_mmap_match() + perf_event_mmap_output() */
+static void sb_mmap_one(struct pevt_event *event, void *data)
+{
+	struct sb_mmap *m = data;
+	struct perf_event_header hdr = {
+		.type = PERF_RECORD_MMAP,
+		.misc = PERF_RECORD_MISC_USER,
+	};
+	struct {
+		typeof(m->head)		head;
+		typeof(m->mmap2)	mmap2;
+	} body;
+	unsigned int len = sizeof(body.head);
+
+	if (m->exec ? !(event->attr.mmap || event->attr.mmap2) :
+		      !event->attr.mmap_data)
+		return;
+	if (!m->exec)
+		hdr.misc |= PERF_RECORD_MISC_MMAP_DATA;
+	body.head = m->head;
+	body.head.pid = task_tgid_vnr(current);
+	body.head.tid = task_pid_vnr(current);
+	if (event->attr.mmap2) {
+		hdr.type = PERF_RECORD_MMAP2;
+		body.mmap2 = m->mmap2;
+		len = sizeof(body);
+	}
+	pevt_output_sb_write(event, &hdr, &body, len, m->name, m->name_size);
+}
+
+static DEFINE_PER_CPU(char [PATH_MAX], sb_path_buf);
+
+/* The name perf_event_mmap_event() gives an anonymous mapping. */
+static const char *sb_anon_name(struct vm_area_struct *vma)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	const char *name = NULL;
+
+	if (vma->vm_ops && vma->vm_ops->name)
+		name = vma->vm_ops->name(vma);
+	if (name)
+		return name;
+	/* arch_vma_name() is NULL on x86: the vDSO names itself above. */
+	if (!mm)
+		return "//anon";
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	if (vma_is_initial_heap(vma))
+		return "[heap]";
+	if (vma_is_initial_stack(vma))
+		return "[stack]";
+#else
+	if (vma->vm_start <= mm->start_brk && vma->vm_end >= mm->brk)
+		return "[heap]";
+	if (vma->vm_start <= mm->start_stack && vma->vm_end >= mm->start_stack)
+		return "[stack]";
+#endif
+	return "//anon";
+}
+
+/*
+ * kprobe pre-handler on perf_event_mmap(vma): process context, mmap_lock
+ * held, preemption disabled (ftrace-based kprobe), never re-entered on
+ * a CPU: the per-CPU path buffer is ours.
+ */
+static int sb_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct vm_area_struct *vma;
+	struct sb_mmap m;
+	vm_flags_t vmf;
+	char *buf, *name;
+	unsigned int size;
+
+	if (!sb_on())
+		return 0;
+	vma = (struct vm_area_struct *)regs_get_kernel_argument(regs, 0);
+	vmf = vma->vm_flags;
+	m.vma = vma;
+	m.exec = vmf & VM_EXEC;
+	m.head.start = vma->vm_start;
+	m.head.len = vma->vm_end - vma->vm_start;
+	m.head.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	memset(&m.mmap2, 0, sizeof(m.mmap2));
+	m.mmap2.prot = (vmf & VM_READ ? PROT_READ : 0) |
+		       (vmf & VM_WRITE ? PROT_WRITE : 0) |
+		       (vmf & VM_EXEC ? PROT_EXEC : 0);
+	m.mmap2.flags = vmf & VM_MAYSHARE ? MAP_SHARED : MAP_PRIVATE;
+	if (vmf & VM_LOCKED)
+		m.mmap2.flags |= MAP_LOCKED;
+	if (is_vm_hugetlb_page(vma))
+		m.mmap2.flags |= MAP_HUGETLB;
+
+	buf = this_cpu_ptr(sb_path_buf);
+	if (vma->vm_file) {
+		struct inode *inode = file_inode(vma->vm_file);
+		dev_t dev = inode->i_sb->s_dev;
+
+		/* Room for the NULs that pad the name to 8 bytes. */
+		name = file_path(vma->vm_file, buf, PATH_MAX - sizeof(u64));
+		if (IS_ERR(name))
+			name = strcpy(buf, "//toolong");
+		m.mmap2.maj = MAJOR(dev);
+		m.mmap2.min = MINOR(dev);
+		m.mmap2.ino = inode->i_ino;
+		m.mmap2.ino_generation = inode->i_generation;
+	} else {
+		/* perf copies these names into a 16-byte buffer. */
+		strscpy(buf, sb_anon_name(vma), 16);
+		name = buf;
+	}
+	size = strlen(name) + 1;
+	while (!IS_ALIGNED(size, sizeof(u64)))
+		name[size++] = '\0';
+	m.name = name;
+	m.name_size = size;
+	pevt_output_sb_iterate(sb_mmap_one, &m);
+	return 0;
+}
+
+static struct kprobe sb_mmap_kp = {
+	.symbol_name	= "perf_event_mmap",
+	.pre_handler	= sb_mmap_pre,
+};
+static bool sb_mmap_ok;		/* the kprobe is registered */
+
+/* ---- tracepoint probes ---------------------------------------------- */
+
+static void sb_switch_probe(void *data, bool preempt, struct task_struct *prev,
+			    struct task_struct *next, unsigned int prev_state)
+{
+	vpmu_hook_sched_switch();
+	pevt_ctx_sched_switch(next);
+}
+
+static void sb_sys_enter_probe(void *data, struct pt_regs *regs, long id)
+{
+	vpmu_hook_sys_enter(regs);
+	pevt_sample_sys_enter(regs);
+}
+
+static void sb_rename_probe(void *data, struct task_struct *task,
+			    const char *comm)
+{
+	/* __set_task_comm(.., exec = true) runs inside execve(). */
+	if (sb_on() && task == current)
+		pevt_output_comm(task, comm, current->in_execve);
+}
+
+static void sb_fork_probe(void *data, struct task_struct *parent,
+			  struct task_struct *child)
+{
+	if (sb_on())
+		pevt_output_task(child, true);
+	pevt_inherit_fork(child);
+}
+
+static void sb_exit_probe(void *data, struct task_struct *task)
+{
+	/* The record first: it needs the task context still scheduled in. */
+	if (sb_on())
+		pevt_output_task(task, false);
+	pevt_inherit_exit(task);
+	pevt_ctx_task_exit(task);
+}
+
+static void sb_exec_probe(void *data, struct task_struct *task,
+			  pid_t old_pid, struct linux_binprm *bprm)
+{
+	pevt_ctx_task_exec(task);
+	pevt_inherit_exec(task);
+}
+
+static struct sb_tp {
+	const char		*name;
+	void			*probe;
+	struct tracepoint	*tp;
+	bool			registered;
+} sb_tps[] = {
+	{ "sched_switch",	sb_switch_probe },
+	{ "sys_enter",		sb_sys_enter_probe },
+	{ "task_rename",	sb_rename_probe },
+	{ "sched_process_fork",	sb_fork_probe },
+	{ "sched_process_exit",	sb_exit_probe },
+	{ "sched_process_exec",	sb_exec_probe },
+};
+
+static void sb_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(sb_tps); i++)
+		if (!strcmp(tp->name, sb_tps[i].name))
+			sb_tps[i].tp = tp;
+}
+
+/**
+ * pevt_sideband_check_attr() - can the side-band records @attr asks for
+ * be written?
+ * @attr: the attr being opened
+ *
+ * Process context.  Turns the record probes on for good (they are
+ * registered already; this only stops them returning early).
+ *
+ * Return: 0, or -EOPNOTSUPP for MMAP records on a kernel without kprobes.
+ */
+int pevt_sideband_check_attr(const struct perf_event_attr *attr)
+{
+	if ((attr->mmap || attr->mmap2 || attr->mmap_data) && !sb_mmap_ok)
+		return -EOPNOTSUPP;
+	if (attr->comm || attr->task || attr->mmap || attr->mmap2 ||
+	    attr->mmap_data)
+		WRITE_ONCE(sb_wanted, true);
+	return 0;
+}
+
+static void sb_unregister(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(sb_tps) - 1; i >= 0; i--) {
+		if (!sb_tps[i].registered)
+			continue;
+		tracepoint_probe_unregister(sb_tps[i].tp, sb_tps[i].probe, NULL);
+		sb_tps[i].registered = false;
+	}
+	if (sb_mmap_ok)
+		unregister_kprobe(&sb_mmap_kp);
+	sb_mmap_ok = false;
+	tracepoint_synchronize_unregister();
+}
+
+/**
+ * pevt_sideband_init() - find the tracepoints, register every probe.
+ *
+ * After contexts and sampling sources are set up: probes run at once.
+ *
+ * Return: 0, -ENOENT if a needed tracepoint does not exist, or the
+ * registration error.
+ */
+int pevt_sideband_init(void)
+{
+	int i, ret;
+
+	for_each_kernel_tracepoint(sb_tp_lookup, NULL);
+	for (i = 0; i < ARRAY_SIZE(sb_tps); i++) {
+		if (!sb_tps[i].tp) {
+			pr_err("pevt: tracepoint %s not found\n", sb_tps[i].name);
+			return -ENOENT;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(sb_tps); i++) {
+		ret = tracepoint_probe_register(sb_tps[i].tp, sb_tps[i].probe,
+						NULL);
+		if (ret) {
+			sb_unregister();
+			return ret;
+		}
+		sb_tps[i].registered = true;
+	}
+	ret = register_kprobe(&sb_mmap_kp);
+	if (ret)
+		pr_info("pevt: no kprobe on perf_event_mmap (%d): no MMAP records\n",
+			ret);
+	sb_mmap_ok = !ret;
+	return 0;
+}
+
+/**
+ * pevt_sideband_exit() - unregister every probe and wait for running ones.
+ */
+void pevt_sideband_exit(void)
+{
+	sb_unregister();
+}
