@@ -1405,7 +1405,7 @@ static int open_output(struct record *r)
 			return -EINVAL;
 		}
 		r->out_fd = STDOUT_FILENO;
-		r->path = "(pipe)";
+		r->path = "stdout";
 		return 0;
 	}
 	r->path = out;
