@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 struct out {
@@ -39,18 +40,23 @@ static inline char *slurp(const char *path)
 static inline void __attribute__((format(printf, 2, 3)))
 run(struct out *o, const char *fmt, ...)
 {
-	char cmd[2048], line[2300];
+	char cmd[2048], line[2300], out[64], err[64];
 	va_list ap;
 	int st;
 
 	va_start(ap, fmt);
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
-	snprintf(line, sizeof(line), "%s >/tmp/run_cmd.out 2>/tmp/run_cmd.err", cmd);
+	/* Per process: host tests of several worktrees may run at once. */
+	snprintf(out, sizeof(out), "/tmp/run_cmd.%d.out", (int)getpid());
+	snprintf(err, sizeof(err), "/tmp/run_cmd.%d.err", (int)getpid());
+	snprintf(line, sizeof(line), "%s >%s 2>%s", cmd, out, err);
 	st = system(line);
 	o->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	o->out = slurp("/tmp/run_cmd.out");
-	o->err = slurp("/tmp/run_cmd.err");
+	o->out = slurp(out);
+	o->err = slurp(err);
+	unlink(out);
+	unlink(err);
 }
 
 static inline void out_free(struct out *o)

@@ -559,6 +559,104 @@ int pevt_data_writer__add_host_features(struct pevt_data_writer *w,
 	return pevt_data_writer__add_feature(w, HEADER_CLOCKID, &res_ns, sizeof(res_ns));
 }
 
+/* ---- TRACING_DATA (perf's util/trace-event-info.c, version 0.6) -------- */
+
+/* The whole file, size first: @hdr_sz 4 or 8 bytes (0: no size). */
+static int fb_file(struct feat_buf *b, const char *path, size_t hdr_sz)
+{
+	size_t at = b->len, n;
+	uint64_t size = 0;
+	char buf[4096];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	fb_zero(b, hdr_sz);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		fb_add(b, buf, n);
+		size += n;
+	}
+	fclose(f);
+	if (b->err)
+		return b->err;
+	/* tracefs files stat as 0 bytes: the size is known only now. */
+	memcpy(b->p + at, &size, hdr_sz);
+	return 0;
+}
+
+int pevt_data_writer__add_tracing_data(struct pevt_data_writer *w,
+				       const char *tracefs,
+				       const char *const *tps, size_t nr)
+{
+	static const unsigned char magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	struct feat_buf b = { 0 };
+	char path[512];
+	size_t i, j, nsys = 0;
+	int ret;
+
+	if (!w || !tracefs || (nr && !tps))
+		return libpevt_err(-EINVAL);
+	fb_add(&b, magic, sizeof(magic));
+	fb_add(&b, "0.6", 4);
+	fb_add(&b, "\0", 1);			/* little endian */
+	fb_add(&b, "\x08", 1);			/* sizeof(long) */
+	fb_u32(&b, sysconf(_SC_PAGESIZE));
+	fb_add(&b, "header_page", 12);
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	ret = fb_file(&b, path, 8);
+	fb_add(&b, "header_event", 13);
+	snprintf(path, sizeof(path), "%s/events/header_event", tracefs);
+	if (!ret)
+		ret = fb_file(&b, path, 8);
+	fb_u32(&b, 0);				/* ftrace's own events: none */
+	/* Systems in first-seen order, each with its events. */
+	for (i = 0; i < nr; i++) {
+		size_t len = strcspn(tps[i], ":");
+
+		for (j = 0; j < i; j++)
+			if (!strncmp(tps[j], tps[i], len + 1))
+				break;
+		nsys += j == i;
+	}
+	fb_u32(&b, nsys);
+	for (i = 0; i < nr && !ret; i++) {
+		size_t len = strcspn(tps[i], ":"), k;
+		uint32_t count = 0;
+		char sys[256];
+
+		for (j = 0; j < i; j++)
+			if (!strncmp(tps[j], tps[i], len + 1))
+				break;
+		if (j < i || len >= sizeof(sys) || !tps[i][len])
+			continue;
+		memcpy(sys, tps[i], len);
+		sys[len] = '\0';
+		fb_add(&b, sys, len + 1);
+		for (k = i; k < nr; k++)
+			count += !strncmp(tps[k], tps[i], len + 1);
+		fb_u32(&b, count);
+		for (k = i; k < nr && !ret; k++) {
+			if (strncmp(tps[k], tps[i], len + 1))
+				continue;
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format",
+				 tracefs, sys, tps[k] + len + 1);
+			ret = fb_file(&b, path, 8);
+		}
+	}
+	fb_u32(&b, 0);				/* kallsyms: none, as perf does */
+	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
+	if (!ret && fb_file(&b, path, 4))
+		fb_u32(&b, 0);
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", tracefs);
+	if (!ret && fb_file(&b, path, 8))
+		fb_add(&b, &(uint64_t){ 0 }, 8);
+	if (ret) {
+		fb_free(&b);
+		return libpevt_err(ret);
+	}
+	return feat_commit(w, HEADER_TRACING_DATA, &b);
+}
+
 int pevt_data_writer__set_sample_time(struct pevt_data_writer *w,
 				      uint64_t first, uint64_t last)
 {
@@ -635,10 +733,30 @@ static int start_pipe(struct pevt_data_writer *w)
 		iov[2] = (struct iovec){ w->attrs[i].ids, w->attrs[i].nr_ids * 8 };
 		ret = dw_writev(w, iov, 3, "attr record");
 	}
+	/* The names, as EVENT_UPDATE records (perf_event__synthesize_extra_attr()). */
+	for (i = 0; i < w->nr_attrs && !ret; i++) {
+		struct { struct perf_event_header h; uint64_t type, id; } eu;
+		size_t len = strlen(w->attrs[i].name) + 1;
+		uint64_t zero = 0;
+
+		if (!w->attrs[i].nr_ids || len > 4096)
+			continue;
+		eu = (typeof(eu)){
+			.h = { .type = PERF_RECORD_EVENT_UPDATE,
+			       .size = sizeof(eu) + ((len + 7) & ~7ul) },
+			.type = 2,	/* PERF_EVENT_UPDATE__NAME */
+			.id = w->attrs[i].ids[0],
+		};
+		iov[0] = (struct iovec){ &eu, sizeof(eu) };
+		iov[1] = (struct iovec){ w->attrs[i].name, len };
+		iov[2] = (struct iovec){ &zero, ((len + 7) & ~7ul) - len };
+		ret = dw_writev(w, iov, 3, "event update record");
+	}
 	for (i = 1; i <= HEADER_LAST_FEATURE && !ret; i++) {
 		size_t len = i < HEADER_LAST_FEATURE ? w->feats[i].len : 0;
 
-		if (i < HEADER_LAST_FEATURE && !w->has_feat[i])
+		if (i < HEADER_LAST_FEATURE &&
+		    (!w->has_feat[i] || i == HEADER_TRACING_DATA || i == HEADER_BUILD_ID))
 			continue;
 		if (sizeof(eh) + 8 + len > 0xffff)
 			continue;
@@ -651,6 +769,20 @@ static int start_pipe(struct pevt_data_writer *w)
 		iov[1] = (struct iovec){ &feat_id, 8 };
 		iov[2] = (struct iovec){ len ? (void *)w->feats[i].p : (void *)&feat_id, len };
 		ret = dw_writev(w, iov, 3, "feature record");
+	}
+	if (!ret && w->has_feat[HEADER_TRACING_DATA]) {
+		/* Not a feature record: a size, then the data, padded (perf 6.1). */
+		struct { struct perf_event_header h; uint32_t size, pad; } td = {
+			.h = { .type = PERF_RECORD_HEADER_TRACING_DATA, .size = sizeof(td) },
+		};
+		size_t len = w->feats[HEADER_TRACING_DATA].len;
+		uint64_t zero = 0;
+
+		td.size = (len + 7) & ~7ul;
+		iov[0] = (struct iovec){ &td, sizeof(td) };
+		iov[1] = (struct iovec){ w->feats[HEADER_TRACING_DATA].p, len };
+		iov[2] = (struct iovec){ &zero, td.size - len };
+		ret = dw_writev(w, iov, 3, "tracing data");
 	}
 	return ret;
 }

@@ -823,6 +823,42 @@ static int synthesize(struct record *r)
 	return ret;
 }
 
+/* TRACING_DATA for the tracepoint events, which perf needs to read them. */
+static int add_tracing_data(struct record *r)
+{
+	const char *tracefs = access("/sys/kernel/tracing/events", F_OK) ?
+			      "/sys/kernel/debug/tracing" : "/sys/kernel/tracing";
+	const char **tps = calloc(r->nr_events, sizeof(*tps));
+	char **names = calloc(r->nr_events, sizeof(*names));
+	int i, n = 0, ret = -ENOMEM;
+
+	if (!tps || !names)
+		goto out;
+	for (i = 0; i < r->nr_events; i++) {
+		const char *nm = r->events[i].name, *c;
+
+		if (r->events[i].attr.type != PERF_TYPE_TRACEPOINT)
+			continue;
+		/* "sys:name[:mods]" -> "sys:name" */
+		c = strchr(nm, ':');
+		c = c ? strchr(c + 1, ':') : NULL;
+		names[n] = c ? strndup(nm, c - nm) : strdup(nm);
+		if (!names[n])
+			goto out;
+		tps[n] = names[n];
+		n++;
+	}
+	ret = n ? pevt_data_writer__add_tracing_data(r->w, tracefs, tps, n) : 0;
+	if (ret)
+		p_err("cannot copy the tracepoint formats from %s: %s", tracefs, strerror(-ret));
+out:
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(tps);
+	return ret;
+}
+
 /* ---- events, buffers -------------------------------------------------- */
 
 static bool is_tracepoint(const struct perf_event_attr *a)
@@ -884,7 +920,8 @@ static int setup_events(struct record *r)
 			e->backend = PEVT_BACKEND_PERF;
 		}
 		a->size = sizeof(*a);
-		a->sample_type = st;
+		/* RAW comes after the fields account() reads: one layout for those. */
+		a->sample_type = st | (is_tracepoint(a) ? PERF_SAMPLE_RAW : 0);
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
@@ -1368,7 +1405,7 @@ static int open_output(struct record *r)
 			return -EINVAL;
 		}
 		r->out_fd = STDOUT_FILENO;
-		r->path = "(pipe)";
+		r->path = "stdout";
 		return 0;
 	}
 	r->path = out;
@@ -1432,7 +1469,8 @@ int do_record(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is a write error, reported */
 
 	if (o.argv) {
-		ret = workload_prepare(o.argv, &oldmask, &r.child, &r.go_fd, &err_fd);
+		ret = workload_prepare(o.argv, &oldmask,
+				       o.output && !strcmp(o.output, "-"), &r.child, &r.go_fd, &err_fd);
 		if (ret) {
 			p_err("cannot start '%s': %s", o.argv[0], strerror(-ret));
 			goto out;
@@ -1457,6 +1495,8 @@ int do_record(int argc, char **argv)
 			goto out;
 	}
 	/* CMDLINE as perf writes it: "record" and what follows. */
+	if (add_tracing_data(&r))
+		goto out;
 	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
 	    pevt_data_writer__start(r.w) || synthesize(&r) ||
 	    pevt_data_writer__finished_init(r.w))

@@ -530,7 +530,7 @@ int do_stat(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 
 	if (o.argv) {
-		ret = workload_prepare(o.argv, &oldmask, &r.child, &r.go_fd, &err_fd);
+		ret = workload_prepare(o.argv, &oldmask, false, &r.child, &r.go_fd, &err_fd);
 		if (ret) {
 			p_err("cannot start '%s': %s", o.argv[0], strerror(-ret));
 			goto out;

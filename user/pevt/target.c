@@ -46,8 +46,8 @@ int proc_add_threads(int pid, int **v, int *n)
  * it blocks on go_fd until the counters are enabled, and reports an exec
  * failure through a close-on-exec pipe.
  */
-int workload_prepare(char **argv, const sigset_t *oldmask, pid_t *child,
-		     int *go_fd, int *err_fd)
+int workload_prepare(char **argv, const sigset_t *oldmask, bool stdout_to_stderr,
+		     pid_t *child, int *go_fd, int *err_fd)
 {
 	int go[2], ep[2];
 	char c;
@@ -65,6 +65,10 @@ int workload_prepare(char **argv, const sigset_t *oldmask, pid_t *child,
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		/* Pipe mode: stdout carries the data, not the workload's output. */
+		if (stdout_to_stderr)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
 		execvp(argv[0], argv);

@@ -14,10 +14,11 @@ int proc_add_threads(int pid, int **v, int *n);
  * Fork @argv stopped before exec (perf's evlist__prepare_workload): it
  * execs when a byte is written to *@go_fd (EOF: it exits), and an exec
  * failure comes back as an int errno on *@err_fd.  @oldmask is restored
- * in the child.
+ * in the child; @stdout_to_stderr points its stdout at stderr (perf's
+ * pipe mode).
  */
-int workload_prepare(char **argv, const sigset_t *oldmask, pid_t *child,
-		     int *go_fd, int *err_fd);
+int workload_prepare(char **argv, const sigset_t *oldmask, bool stdout_to_stderr,
+		     pid_t *child, int *go_fd, int *err_fd);
 /* False for a pid that is gone or a zombie. */
 bool pid_alive(int pid);
 void join_args(char *buf, size_t size, int argc, char **argv);

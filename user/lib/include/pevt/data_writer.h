@@ -74,6 +74,16 @@ LIBPEVT_API int pevt_data_writer__add_feature(struct pevt_data_writer *w,
 LIBPEVT_API int pevt_data_writer__add_host_features(struct pevt_data_writer *w,
 						    int argc, char **argv);
 
+/*
+ * TRACING_DATA for the tracepoints @tps ("sys:name") from @tracefs (the
+ * header_page/header_event/format files perf's tracing_data_get() copies).
+ * perf cannot format tracepoint samples without it.  Pipe mode: written
+ * as PERF_RECORD_HEADER_TRACING_DATA after the features.
+ */
+LIBPEVT_API int pevt_data_writer__add_tracing_data(struct pevt_data_writer *w,
+						   const char *tracefs,
+						   const char *const *tps, size_t nr);
+
 /* SAMPLE_TIME: first and last sample time (perf_clock ns). */
 LIBPEVT_API int pevt_data_writer__set_sample_time(struct pevt_data_writer *w,
 						  uint64_t first, uint64_t last);

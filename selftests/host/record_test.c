@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pevt record --backend stock` on the build machine, read back by the
+ * host's stock perf (/usr/bin/perf): sample counts, no warnings, the
+ * feature sections, the FINISHED_ROUND guarantee, pipe mode, tracepoints,
+ * -p with SIGINT, kill -9 and a write error (RLIMIT_FSIZE) leaving a file
+ * readable up to its last complete round.
+ *
+ * Everything runs in a private directory; the pevt binary is the one of
+ * this build (build/bin/pevt next to build/tests/host/), or $PEVT_BIN.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+
+#include "../record_check.h"
+
+#define LOOP	"sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'"
+
+static char pevt_bin[PATH_MAX];
+
+static void find_pevt(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("PEVT_BIN")) {
+		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
+}
+
+FIXTURE(rec)
+{
+	char dir[64];
+	pid_t busy;
+};
+
+FIXTURE_SETUP(rec)
+{
+	find_pevt();
+	if (access(pevt_bin, X_OK))
+		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
+	if (system("perf --version >/dev/null 2>&1"))
+		SKIP(return, "no perf on this machine");
+	snprintf(self->dir, sizeof(self->dir), "/tmp/record_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chdir(self->dir));
+	self->busy = 0;
+}
+
+FIXTURE_TEARDOWN(rec)
+{
+	char cmd[128];
+
+	if (self->busy > 0) {
+		kill(self->busy, SIGKILL);
+		waitpid(self->busy, NULL, 0);
+	}
+	if (chdir("/") == 0 && self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "# could not remove %s\n", self->dir);
+	}
+}
+
+static pid_t start_busy(void)
+{
+	pid_t pid = fork();
+
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", "while :; do :; done", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * perf reads @file (a file, or "- < file" for pipe mode) without a word on
+ * stderr and `perf script` shows @samples samples.
+ */
+static void check_read(struct __test_metadata *_metadata, const char *in,
+		       long long samples)
+{
+	struct out o;
+
+	run(&o, "perf script -i %s", in);
+	EXPECT_EQ(0, o.status);
+	EXPECT_EQ(samples, count_lines(o.out));
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+	run(&o, "perf report --stdio -i %s", in);
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err));
+	if (samples)
+		EXPECT_NE(NULL, strstr(o.out, "# Samples: "));
+	out_free(&o);
+	run(&o, "perf report --stats -i %s", in);
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+	run(&o, "perf evlist -v -i %s", in);
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_NE(NULL, strstr(o.out, "sample_id_all: 1"));
+	out_free(&o);
+}
+
+TEST_F(rec, workload_file)
+{
+	static const char *const feats[] = {
+		"# hostname : ", "# os release : ", "# perf version : ", "# arch : ",
+		"# nrcpus online : ", "# nrcpus avail : ", "# cpudesc : ", "# cpuid : ",
+		"# total memory : ", "# cmdline : ", "# event : name = cpu-clock",
+		"# CPU_TOPOLOGY info available", "# time of first sample : ",
+		"# clockid frequency: ",
+	};
+	long long samples, lost;
+	long rounds, timed, bad;
+	struct out o;
+	size_t i;
+
+	run(&o, "%s record -F 2000 -e cpu-clock -o t.data -- " LOOP, pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	ASSERT_GT(samples, 10);
+	EXPECT_EQ(0, lost);
+	check_read(_metadata, "t.data", samples);
+
+	run(&o, "perf report --header-only -i t.data");
+	EXPECT_TRUE(perf_quiet(o.err));
+	for (i = 0; i < sizeof(feats) / sizeof(feats[0]); i++) {
+		bool found = strstr(o.out, feats[i]);
+
+		if (!found)
+			fprintf(stderr, "# missing '%s'\n", feats[i]);
+		EXPECT_TRUE(found);
+	}
+	out_free(&o);
+	/* BUILD_ID: at least the shell the samples hit. */
+	run(&o, "perf buildid-list -i t.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_NE(NULL, strstr(o.out, "/dash"));
+	out_free(&o);
+
+	bad = rec_round_violations("-i t.data", &rounds, &timed);
+	EXPECT_EQ(0, bad);
+	EXPECT_GT(rounds, 1);
+	EXPECT_GE(timed, samples);
+}
+
+TEST_F(rec, pipe_mode)
+{
+	long long samples;
+	struct out o;
+
+	run(&o, "(%s record -F 2000 -o - -- " LOOP " >p.data)", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, NULL);
+	out_free(&o);
+	ASSERT_GT(samples, 10);
+	check_read(_metadata, "- <p.data", samples);
+}
+
+TEST_F(rec, tracepoint_period_1)
+{
+	long long samples;
+	struct out o;
+
+	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
+		SKIP(return, "no tracefs with raw_syscalls");
+	/* 200 extra getppid()-like calls: one sample per system call. */
+	run(&o, "%s record -e raw_syscalls:sys_enter -c 1 -o tp.data -- "
+	    "sh -c 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); : </dev/null; done'", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, NULL);
+	out_free(&o);
+	ASSERT_GE(samples, 200);
+	check_read(_metadata, "tp.data", samples);
+	run(&o, "perf script -i tp.data");
+	EXPECT_NE(NULL, strstr(o.out, "raw_syscalls:sys_enter: NR "));
+	out_free(&o);
+}
+
+/* -p until SIGINT: the file is finished and complete. */
+TEST_F(rec, pid_sigint)
+{
+	long long samples;
+	struct out o;
+
+	self->busy = start_busy();
+	ASSERT_GT(self->busy, 0);
+	run(&o, "(%s record -F 1000 -p %d -o s.data & P=$!; sleep 1.5; kill -INT $P; wait $P)",
+	    pevt_bin, self->busy);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, NULL);
+	out_free(&o);
+	ASSERT_GT(samples, 100);
+	check_read(_metadata, "s.data", samples);
+	run(&o, "perf report --header-only -i s.data");
+	EXPECT_NE(NULL, strstr(o.out, "# cmdline : "));
+	out_free(&o);
+}
+
+/* kill -9: no features, but every complete round is readable. */
+TEST_F(rec, killed)
+{
+	long rounds, timed;
+	struct out o;
+
+	self->busy = start_busy();
+	ASSERT_GT(self->busy, 0);
+	run(&o, "(%s record -F 1000 -p %d -o k.data & P=$!; sleep 1.5; kill -KILL $P; wait $P)",
+	    pevt_bin, self->busy);
+	EXPECT_EQ(128 + SIGKILL, o.status);
+	out_free(&o);
+	run(&o, "perf script -i k.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_GT(count_lines(o.out), 100);
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+	EXPECT_EQ(0, rec_round_violations("-i k.data", &rounds, &timed));
+	EXPECT_GT(rounds, 1);
+}
+
+/* A write error (file size limit): reported with the path; file readable. */
+TEST_F(rec, write_error)
+{
+	struct stat st;
+	struct out o;
+
+	self->busy = start_busy();
+	ASSERT_GT(self->busy, 0);
+	/* dash's ulimit -f counts 512-byte blocks: 64 KiB. */
+	run(&o, "(trap '' XFSZ; ulimit -f 128; exec %s record -F 4000 -p %d -o w.data)",
+	    pevt_bin, self->busy);
+	EXPECT_NE(0, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "w.data")) TH_LOG("%s", o.err);
+	EXPECT_NE(NULL, strstr(o.err, strerror(EFBIG))) TH_LOG("%s", o.err);
+	out_free(&o);
+	ASSERT_EQ(0, stat("w.data", &st));
+	EXPECT_LE(st.st_size, 65536);
+	run(&o, "perf script -i w.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_GT(count_lines(o.out), 10);
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+}
+
+TEST_F(rec, bad_options)
+{
+	struct out o;
+
+	run(&o, "%s record -o x.data", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "nothing to record"));
+	out_free(&o);
+	run(&o, "%s record -m 3 -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "power of two"));
+	out_free(&o);
+	run(&o, "%s record -e no-such-event -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "no-such-event"));
+	out_free(&o);
+	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "/nonexistent/dir/x.data"));
+	out_free(&o);
+}
+
+TEST_HARNESS_MAIN

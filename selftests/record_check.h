@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Checks of a perf.data written by `pevt record`, with stock perf as the
+ * reader (record_test on the host and in the guest).
+ */
+#ifndef PEVT_SELFTESTS_RECORD_CHECK_H
+#define PEVT_SELFTESTS_RECORD_CHECK_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_cmd.h"
+
+/* "(N samples, M lost)" from pevt record's summary line; -1 if absent. */
+static inline long long rec_summary(const char *err, long long *lost)
+{
+	const char *p = strstr(err, "[ pevt record: Captured");
+	long long s, l;
+
+	if (!p || !(p = strchr(p, '(')) || sscanf(p, "(%lld samples, %lld lost)", &s, &l) != 2)
+		return -1;
+	if (lost)
+		*lost = l;
+	return s;
+}
+
+static inline long long count_lines(const char *s)
+{
+	long long n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* perf's stderr, without what perf prints even for its own files. */
+static inline bool perf_quiet(const char *err)
+{
+	const char *l = err;
+
+	while (l && *l) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+
+		/* perf report --stdio's hint about --header. */
+		if (len && strncmp(l, "# To display the perf.data header info", 38)) {
+			fprintf(stderr, "# perf said: %.*s\n", (int)len, l);
+			return false;
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	return true;
+}
+
+/*
+ * Weisbecker's guarantee, on the records in file order as `perf report -D`
+ * dumps them: every timestamped record after round k's FINISHED_ROUND is
+ * no older than the newest record of round k - 1 and before.  Returns
+ * the number of violations (-1 if perf failed), *@rounds the rounds.
+ */
+static inline long rec_round_violations(const char *input, long *rounds, long *timed)
+{
+	char cmd[512], line[1024];
+	uint64_t cur_max = 0, prev_max = 0, flushed = 0;
+	long bad = 0;
+	FILE *f;
+
+	*rounds = 0;
+	*timed = 0;
+	snprintf(cmd, sizeof(cmd), "perf report -D %s 2>/dev/null", input);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *rec = strstr(line, ": PERF_RECORD_"), *off;
+		unsigned long long a, b;
+		uint64_t t;
+		int n;
+
+		if (!rec || line[0] == ' ' || line[0] == '.')
+			continue;
+		if (strstr(rec, "PERF_RECORD_FINISHED_ROUND")) {
+			/* A reader may now flush what is older than prev_max. */
+			flushed = prev_max > flushed ? prev_max : flushed;
+			prev_max = cur_max > prev_max ? cur_max : prev_max;
+			(*rounds)++;
+			continue;
+		}
+		off = strstr(line, " 0x");
+		if (!off || off > rec)
+			continue;
+		*off = '\0';
+		n = sscanf(line, "%llu %llu", &a, &b);
+		t = n == 2 ? b : n == 1 ? a : 0;	/* "[cpu] time 0xoff" */
+		if (!t)
+			continue;
+		(*timed)++;
+		if (t < flushed)
+			bad++;
+		if (t > cur_max)
+			cur_max = t;
+	}
+	if (pclose(f))
+		return -1;
+	return bad;
+}
+
+#endif /* PEVT_SELFTESTS_RECORD_CHECK_H */
