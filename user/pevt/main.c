@@ -112,9 +112,10 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s [--json] OBJECT { COMMAND | help }\n"
-		"       OBJECT := { bench | stat }\n"
+		"       OBJECT := { bench | report | stat }\n"
 		"\n"
 		"  bench     A/B benchmarks: pevt against the stock kernel\n"
+		"  report    perf.data report like perf report --stdio\n"
 		"  stat      count events like perf stat, stock or pevt backend\n",
 		bin_name);
 	return 0;
@@ -130,6 +131,7 @@ static const struct cmd cmds[] = {
 	{ "help",	do_help,	"this text" },
 	{ "bench",	do_bench,	"benchmarks" },
 	{ "stat",	do_stat,	"count events (perf stat)" },
+	{ "report",	do_report,	"perf.data report (perf report --stdio)" },
 	{ 0 }
 };
 

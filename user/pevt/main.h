@@ -47,5 +47,6 @@ int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */
 int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
 int do_stat(int argc, char **argv);
+int do_report(int argc, char **argv);		/* report.c */
 
 #endif
