@@ -132,10 +132,11 @@ static int do_help(int argc, char **argv)
 {
 	fprintf(stderr,
 		"Usage: %s [--json] OBJECT { COMMAND | help }\n"
-		"       OBJECT := { bench | record | stat }\n"
+		"       OBJECT := { bench | record | report | stat }\n"
 		"\n"
 		"  bench     A/B benchmarks: pevt against the stock kernel\n"
 		"  record    sample into a perf.data file stock perf reads\n"
+		"  report    perf.data report like perf report --stdio\n"
 		"  stat      count events like perf stat, stock or pevt backend\n",
 		bin_name);
 	return 0;
@@ -152,6 +153,7 @@ static const struct cmd cmds[] = {
 	{ "bench",	do_bench,	"benchmarks" },
 	{ "record",	do_record,	"sample into perf.data (perf record)" },
 	{ "stat",	do_stat,	"count events (perf stat)" },
+	{ "report",	do_report,	"perf.data report (perf report --stdio)" },
 	{ 0 }
 };
 

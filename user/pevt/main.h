@@ -51,5 +51,6 @@ int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
 int bench_close(int argc, char **argv);		/* bench_close.c */
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
+int do_report(int argc, char **argv);		/* report.c */
 
 #endif

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libpevt - histograms (see include/pevt/hist.h).
+ *
+ * Output order is perf report's: children (with --children), then self
+ * period, descending; then each sort key with its se_sort (comm, dso and
+ * sym by name ascending, resolved symbols before unresolved ones, pid and
+ * cpu ascending); remaining ties keep the order of perf's collapsed tree
+ * (symbols by address, unresolved by ip).  The order is total, so the
+ * result does not depend on how samples were split over threads.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pevt/hist.h>
+
+int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
+{
+	memset(h, 0, sizeof(*h));
+	if (nr_keys > PEVT_SORT_MAX)
+		return -EINVAL;
+	memcpy(h->keys, keys, nr_keys * sizeof(*keys));
+	h->nr_keys = nr_keys;
+	return 0;
+}
+
+void pevt_hists__exit(struct pevt_hists *h)
+{
+	free(h->v);
+	free(h->used);
+	memset(h, 0, sizeof(*h));
+}
+
+void pevt_hists__key(const struct pevt_hists *h, struct pevt_hist_key *k)
+{
+	bool has[PEVT_SORT_MAX] = { 0 };
+	int i;
+
+	for (i = 0; i < h->nr_keys; i++)
+		has[h->keys[i]] = true;
+	if (!has[PEVT_SORT_COMM])
+		k->comm = NULL;
+	if (!has[PEVT_SORT_PID])
+		k->tid = 0;
+	if (!has[PEVT_SORT_CPU])
+		k->cpu = 0;
+	if (!has[PEVT_SORT_SYM]) {
+		k->sym = NULL;
+		k->ip = 0;
+	} else if (k->sym) {
+		k->ip = 0;
+	}
+	/* sort__sym_cmp() compares the dso too when dso is not a key */
+	if (!has[PEVT_SORT_DSO] && !has[PEVT_SORT_SYM])
+		k->dso = NULL;
+}
+
+bool pevt_hist_key__equal(const struct pevt_hist_key *a, const struct pevt_hist_key *b)
+{
+	return a->comm == b->comm && a->tid == b->tid && a->cpu == b->cpu &&
+	       a->dso == b->dso && a->sym == b->sym && a->ip == b->ip;
+}
+
+static uint64_t key_hash(const struct pevt_hist_key *k)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	h = (h ^ (uintptr_t)k->comm) * 0x100000001b3ull;
+	h = (h ^ (uint32_t)k->tid) * 0x100000001b3ull;
+	h = (h ^ (uint32_t)k->cpu) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)k->dso) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)k->sym) * 0x100000001b3ull;
+	h = (h ^ k->ip) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static int grow(struct pevt_hists *h)
+{
+	size_t ncap = h->cap ? h->cap * 2 : 1024, i;
+	struct pevt_hist_entry *nv = calloc(ncap, sizeof(*nv));
+	bool *nu = calloc(ncap, sizeof(*nu));
+
+	if (!nv || !nu) {
+		free(nv);
+		free(nu);
+		return -ENOMEM;
+	}
+	for (i = 0; i < h->cap; i++) {
+		size_t j;
+
+		if (!h->used[i])
+			continue;
+		j = key_hash(&h->v[i].k) & (ncap - 1);
+		while (nu[j])
+			j = (j + 1) & (ncap - 1);
+		nu[j] = true;
+		nv[j] = h->v[i];
+	}
+	free(h->v);
+	free(h->used);
+	h->v = nv;
+	h->used = nu;
+	h->cap = ncap;
+	return 0;
+}
+
+struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_hist_key *k)
+{
+	size_t j;
+
+	if ((h->nr + 1) * 2 > h->cap && grow(h))
+		return NULL;
+	j = key_hash(k) & (h->cap - 1);
+	while (h->used[j]) {
+		if (pevt_hist_key__equal(&h->v[j].k, k))
+			return &h->v[j];
+		j = (j + 1) & (h->cap - 1);
+	}
+	h->used[j] = true;
+	memset(&h->v[j], 0, sizeof(h->v[j]));
+	h->v[j].k = *k;
+	h->nr++;
+	return &h->v[j];
+}
+
+int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src)
+{
+	size_t i;
+
+	for (i = 0; i < src->cap; i++) {
+		const struct pevt_hist_entry *s = &src->v[i];
+		struct pevt_hist_entry *d;
+		bool fresh;
+
+		if (!src->used[i])
+			continue;
+		fresh = false;
+		d = pevt_hists__add(dst, &s->k);
+		if (!d)
+			return -ENOMEM;
+		fresh = !d->level;
+		if (fresh) {
+			d->level = s->level;
+			d->thread = s->thread;
+		}
+		d->period += s->period;
+		d->period_acc += s->period_acc;
+		d->nr_samples += s->nr_samples;
+	}
+	dst->total_period += src->total_period;
+	dst->nr_samples += src->nr_samples;
+	return 0;
+}
+
+static const char *dso_name(const struct pevt_hist_entry *e)
+{
+	return e->k.dso ? e->k.dso->short_name : NULL;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int sdiff(uint64_t a, uint64_t b)
+{
+	int64_t d = (int64_t)(a - b);
+
+	return (d > 0) - (d < 0);
+}
+
+static int cmp_null(const void *a, const void *b)
+{
+	/* non-NULL first */
+	return !a - !b;
+}
+
+static int cmp_key_sort(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b, int key)
+{
+	int r;
+
+	switch (key) {
+	case PEVT_SORT_COMM:
+		return strcmp(a->k.comm, b->k.comm);
+	case PEVT_SORT_PID:
+		return (a->k.tid > b->k.tid) - (a->k.tid < b->k.tid);
+	case PEVT_SORT_CPU:
+		return (a->k.cpu > b->k.cpu) - (a->k.cpu < b->k.cpu);
+	case PEVT_SORT_DSO:
+		if (!dso_name(a) || !dso_name(b))
+			return cmp_null(dso_name(a), dso_name(b));
+		return strcmp(dso_name(a), dso_name(b));
+	case PEVT_SORT_SYM:
+		if (!a->k.sym || !b->k.sym)
+			return cmp_null(a->k.sym, b->k.sym);
+		r = strcmp(a->k.sym->name, b->k.sym->name);
+		return r;
+	}
+	return 0;
+}
+
+/* perf's collapsed-tree order (se_cmp). */
+static int cmp_key_collapse(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b,
+			    int key, bool has_dso)
+{
+	int r;
+
+	switch (key) {
+	case PEVT_SORT_SYM:
+		/* _sort__addr_cmp(): a signed difference, as perf has it */
+		if (!a->k.sym && !b->k.sym)
+			return sdiff(a->k.ip, b->k.ip);
+		if (!has_dso) {
+			r = cmp_key_sort(a, b, PEVT_SORT_DSO);
+			if (r)
+				return r;
+		}
+		if (!a->k.sym || !b->k.sym)
+			return cmp_null(a->k.sym, b->k.sym);
+		if (a->k.sym->start != b->k.sym->start)
+			return sdiff(a->k.sym->start, b->k.sym->start);
+		return sdiff(a->k.sym->end, b->k.sym->end);
+	default:
+		return cmp_key_sort(a, b, key);
+	}
+}
+
+static bool sort_children;
+static const struct pevt_hists *sort_h;
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
+	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
+	bool has_dso = false;
+	int i, r;
+
+	if (sort_children) {
+		r = cmp_u64_desc(a->period_acc, b->period_acc);
+		if (r)
+			return r;
+	}
+	r = cmp_u64_desc(a->period, b->period);
+	if (r)
+		return r;
+	for (i = 0; i < sort_h->nr_keys; i++) {
+		has_dso |= sort_h->keys[i] == PEVT_SORT_DSO;
+		r = cmp_key_sort(a, b, sort_h->keys[i]);
+		if (r)
+			return r;
+	}
+	for (i = 0; i < sort_h->nr_keys; i++) {
+		r = cmp_key_collapse(a, b, sort_h->keys[i], has_dso);
+		if (r)
+			return r;
+	}
+	/* Entries perf would have merged (same names): any fixed order. */
+	if (a->k.dso != b->k.dso)
+		return a->k.dso && b->k.dso ? strcmp(a->k.dso->long_name, b->k.dso->long_name) : 0;
+	return (a->k.ip > b->k.ip) - (a->k.ip < b->k.ip);
+}
+
+struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
+{
+	struct pevt_hist_entry **out = malloc((h->nr + 1) * sizeof(*out));
+	size_t i, n = 0;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < h->cap; i++)
+		if (h->used[i])
+			out[n++] = &h->v[i];
+	sort_children = children;
+	sort_h = h;
+	qsort(out, n, sizeof(*out), cmp_entry);
+	*nr = n;
+	return out;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libpevt - histograms of samples by sort keys (comm, pid, dso, sym, cpu),
+ * with self and cumulative (children) periods, merged across threads and
+ * sorted in perf report's output order (tools/perf/util/hist.c, sort.c).
+ */
+#ifndef __LIBPEVT_HIST_H
+#define __LIBPEVT_HIST_H
+
+#include <pevt/machine.h>
+
+enum pevt_sort_key {
+	PEVT_SORT_COMM,
+	PEVT_SORT_PID,
+	PEVT_SORT_DSO,
+	PEVT_SORT_SYM,
+	PEVT_SORT_CPU,
+	PEVT_SORT_MAX,
+};
+
+struct pevt_hist_key {
+	const char *comm;		/* interned */
+	int32_t tid;
+	int32_t cpu;
+	struct pevt_dso *dso;
+	struct pevt_sym *sym;
+	uint64_t ip;			/* when !sym */
+};
+
+struct pevt_hist_entry {
+	struct pevt_hist_key k;
+	struct pevt_thread *thread;	/* first seen: pid key display */
+	char level;
+	uint64_t period, period_acc, nr_samples;
+};
+
+struct pevt_hists {
+	struct pevt_hist_entry *v;	/* open addressing, k.comm... */
+	bool *used;
+	size_t cap, nr;
+	int keys[PEVT_SORT_MAX];	/* sort order */
+	int nr_keys;
+	uint64_t total_period, nr_samples;
+};
+
+LIBPEVT_API int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys);
+LIBPEVT_API void pevt_hists__exit(struct pevt_hists *h);
+/* Key fields not in the sort keys must be zero (pevt_hists__key()). */
+LIBPEVT_API struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h,
+						    const struct pevt_hist_key *k);
+LIBPEVT_API void pevt_hists__key(const struct pevt_hists *h, struct pevt_hist_key *k);
+LIBPEVT_API int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src);
+/* Entries in perf report's order; caller frees the array. */
+LIBPEVT_API struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
+							size_t *nr);
+LIBPEVT_API bool pevt_hist_key__equal(const struct pevt_hist_key *a, const struct pevt_hist_key *b);
+
+#endif

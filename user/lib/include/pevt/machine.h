@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libpevt - the machine a perf.data describes: threads, their comms and
+ * maps, DSOs and their symbols, as perf report builds them from COMM,
+ * FORK, EXIT, MMAP and MMAP2 records.
+ *
+ * State is kept by time: every comm and every map carries the time it
+ * started (and a map the time it was replaced), and a thread that exits
+ * and whose tid is reused stays findable for its own lifetime, so a sample
+ * resolves the same whether it is processed in file order or later, from
+ * another thread, after every side-band record has been applied.
+ */
+#ifndef __LIBPEVT_MACHINE_H
+#define __LIBPEVT_MACHINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <pevt/data_reader.h>
+
+struct pevt_sym {
+	uint64_t start, end;		/* [start, end), in the DSO's symbol space */
+	const char *name;
+	uint8_t type;			/* STT_FUNC, STT_OBJECT, ... */
+	uint8_t binding;
+};
+
+struct pevt_dso {
+	char *long_name;
+	const char *short_name;
+	bool kernel;			/* [kernel.kallsyms] */
+	bool loaded;
+	pthread_mutex_t lock;		/* symbol loading */
+	struct pevt_sym *syms;		/* sorted by start */
+	size_t nr_syms;
+	char *strtab;			/* names of syms */
+	uint8_t build_id[20];
+	uint8_t build_id_size;
+	bool adjust;			/* ET_EXEC: symbols adjusted to file offsets */
+	struct pevt_dso *next;
+};
+
+struct pevt_map {
+	uint64_t start, end, pgoff;
+	uint64_t time, end_time;	/* alive in [time, end_time) */
+	struct pevt_dso *dso;
+};
+
+struct pevt_maps {
+	struct pevt_map *v;		/* sorted by start; may hold dead maps */
+	size_t nr, cap;
+	int refcnt;
+};
+
+struct pevt_comm {
+	uint64_t time;
+	const char *str;		/* interned */
+	bool exec;
+};
+
+struct pevt_thread {
+	int32_t pid, tid;
+	uint64_t start, end;		/* lifetime: fork/first seen .. next reuse */
+	struct pevt_comm *comms;	/* by time */
+	size_t nr_comms;
+	struct pevt_maps *maps;		/* shared by the threads of a process */
+	struct pevt_thread *next;	/* same tid, older */
+};
+
+struct pevt_machine;
+
+struct pevt_machine_opts {
+	size_t sz;
+	const char *kallsyms;		/* default: build-id cache, then /proc/kallsyms */
+	const char *symfs;		/* prefix for DSO paths */
+	bool no_buildid_cache;
+};
+
+struct pevt_addr_loc {
+	struct pevt_map *map;		/* NULL: no map */
+	struct pevt_sym *sym;		/* NULL: unresolved */
+	uint64_t addr;			/* map-relative (map->pgoff based) or raw ip */
+	char level;			/* 'k', '.', 'g', 'u', 'H' */
+};
+
+LIBPEVT_API struct pevt_machine *pevt_machine__new(struct pevt_data *d,
+						   const struct pevt_machine_opts *opts);
+LIBPEVT_API void pevt_machine__delete(struct pevt_machine *m);
+/* Apply a side-band record (COMM, FORK, EXIT, MMAP, MMAP2); others ignored. */
+LIBPEVT_API int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header *ev);
+/* The thread @tid as of @time (created with comm ":tid" if unknown). */
+LIBPEVT_API struct pevt_thread *pevt_machine__thread(struct pevt_machine *m, int32_t pid,
+						     int32_t tid, uint64_t time);
+/* Read-only variants, safe from many threads once processing is done. */
+LIBPEVT_API struct pevt_thread *pevt_machine__find_thread(struct pevt_machine *m, int32_t tid,
+							  uint64_t time);
+LIBPEVT_API const char *pevt_thread__comm(const struct pevt_thread *t, uint64_t time);
+LIBPEVT_API const char *pevt_thread__last_comm(const struct pevt_thread *t);
+LIBPEVT_API void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t,
+				       uint8_t cpumode, uint64_t ip, uint64_t time,
+				       struct pevt_addr_loc *al);
+/* Symbols (symbols.c). */
+LIBPEVT_API int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso);
+LIBPEVT_API struct pevt_sym *pevt_dso__find_sym(struct pevt_dso *dso, uint64_t addr);
+LIBPEVT_API struct pevt_dso *pevt_machine__dsos(struct pevt_machine *m);
+
+/* machine.c internals shared with symbols.c */
+const char *pevt_machine__kallsyms(struct pevt_machine *m);
+const char *pevt_machine__symfs(struct pevt_machine *m);
+const struct pevt_build_id *pevt_machine__build_id(struct pevt_machine *m, const char *name);
+bool pevt_machine__use_buildid_cache(struct pevt_machine *m);
+
+#endif

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libpevt - threads, comms, maps and DSOs of a perf.data, by time
+ * (tools/perf/util/machine.c, thread.c, maps.c for what perf does).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <pevt/machine.h>
+#include <pevt/ordered.h>
+
+#define TID_HASH	4096
+#define STR_HASH	4096
+#define MISC_COMM_EXEC	(1 << 13)
+#define MISC_MMAP_BUILD_ID (1 << 14)
+
+struct istr {
+	struct istr *next;
+	char s[];
+};
+
+struct pevt_machine {
+	struct pevt_data *d;
+	struct pevt_thread *tids[TID_HASH];
+	struct istr *strs[STR_HASH];
+	struct pevt_dso *dsos;
+	struct pevt_maps kmaps;		/* kernel maps (pid -1) */
+	char *kallsyms, *symfs;
+	bool no_buildid_cache;
+	uint64_t last_time;
+};
+
+static unsigned int hash_str(const char *s)
+{
+	unsigned int h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+static const char *intern(struct pevt_machine *m, const char *s)
+{
+	unsigned int h = hash_str(s) % STR_HASH;
+	struct istr *i;
+
+	for (i = m->strs[h]; i; i = i->next)
+		if (!strcmp(i->s, s))
+			return i->s;
+	i = malloc(sizeof(*i) + strlen(s) + 1);
+	if (!i)
+		return NULL;
+	strcpy(i->s, s);
+	i->next = m->strs[h];
+	m->strs[h] = i;
+	return i->s;
+}
+
+struct pevt_machine *pevt_machine__new(struct pevt_data *d, const struct pevt_machine_opts *o)
+{
+	struct pevt_machine *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->d = d;
+	if (o && o->kallsyms)
+		m->kallsyms = strdup(o->kallsyms);
+	if (o && o->symfs)
+		m->symfs = strdup(o->symfs);
+	m->no_buildid_cache = o && o->no_buildid_cache;
+	return m;
+}
+
+static void maps_put(struct pevt_maps *maps)
+{
+	if (maps && --maps->refcnt == 0) {
+		free(maps->v);
+		free(maps);
+	}
+}
+
+void pevt_machine__delete(struct pevt_machine *m)
+{
+	struct pevt_dso *dso, *dn;
+	int i;
+
+	if (!m)
+		return;
+	for (i = 0; i < TID_HASH; i++) {
+		struct pevt_thread *t = m->tids[i], *n;
+
+		for (; t; t = n) {
+			n = t->next;
+			maps_put(t->maps);
+			free(t->comms);
+			free(t);
+		}
+	}
+	for (i = 0; i < STR_HASH; i++) {
+		struct istr *s = m->strs[i], *n;
+
+		for (; s; s = n) {
+			n = s->next;
+			free(s);
+		}
+	}
+	for (dso = m->dsos; dso; dso = dn) {
+		dn = dso->next;
+		free(dso->long_name);
+		free(dso->syms);
+		free(dso->strtab);
+		pthread_mutex_destroy(&dso->lock);
+		free(dso);
+	}
+	free(m->kmaps.v);
+	free(m->kallsyms);
+	free(m->symfs);
+	free(m);
+}
+
+const char *pevt_machine__kallsyms(struct pevt_machine *m) { return m->kallsyms; }
+const char *pevt_machine__symfs(struct pevt_machine *m) { return m->symfs; }
+bool pevt_machine__use_buildid_cache(struct pevt_machine *m) { return !m->no_buildid_cache; }
+struct pevt_dso *pevt_machine__dsos(struct pevt_machine *m) { return m->dsos; }
+
+const struct pevt_build_id *pevt_machine__build_id(struct pevt_machine *m, const char *name)
+{
+	const struct pevt_build_id *b;
+	int nr, i;
+
+	b = pevt_data__build_ids(m->d, &nr);
+	for (i = 0; i < nr; i++)
+		if (b[i].filename && !strcmp(b[i].filename, name))
+			return &b[i];
+	return NULL;
+}
+
+static struct pevt_dso *findnew_dso(struct pevt_machine *m, const char *name)
+{
+	struct pevt_dso *dso;
+	const char *slash;
+
+	for (dso = m->dsos; dso; dso = dso->next)
+		if (!strcmp(dso->long_name, name))
+			return dso;
+	dso = calloc(1, sizeof(*dso));
+	if (!dso)
+		return NULL;
+	dso->long_name = strdup(name);
+	if (!dso->long_name) {
+		free(dso);
+		return NULL;
+	}
+	slash = strrchr(dso->long_name, '/');
+	dso->short_name = name[0] == '/' && slash ? slash + 1 : dso->long_name;
+	dso->kernel = !strcmp(name, "[kernel.kallsyms]");
+	pthread_mutex_init(&dso->lock, NULL);
+	dso->next = m->dsos;
+	m->dsos = dso;
+	return dso;
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+static struct pevt_maps *maps_new(void)
+{
+	struct pevt_maps *maps = calloc(1, sizeof(*maps));
+
+	if (maps)
+		maps->refcnt = 1;
+	return maps;
+}
+
+static int set_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s,
+		    uint64_t time, bool exec)
+{
+	struct pevt_comm *n;
+	size_t i;
+
+	n = realloc(t->comms, (t->nr_comms + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->comms = n;
+	/* Keep them by time; equal times: the later record wins. */
+	for (i = t->nr_comms; i > 0 && n[i - 1].time > time; i--)
+		n[i] = n[i - 1];
+	n[i].time = time;
+	n[i].str = intern(m, s);
+	n[i].exec = exec;
+	t->nr_comms++;
+	return n[i].str ? 0 : -ENOMEM;
+}
+
+static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32_t tid,
+				      uint64_t start)
+{
+	struct pevt_thread *t = calloc(1, sizeof(*t)), **head;
+	char buf[32];
+
+	if (!t)
+		return NULL;
+	t->pid = pid;
+	t->tid = tid;
+	t->start = start;
+	t->end = UINT64_MAX;
+	snprintf(buf, sizeof(buf), ":%d", tid);
+	if (set_comm(m, t, buf, 0, false)) {
+		free(t);
+		return NULL;
+	}
+	head = &m->tids[(uint32_t)tid % TID_HASH];
+	/* Newest first per tid: a reused tid shadows the older thread. */
+	t->next = *head;
+	*head = t;
+	return t;
+}
+
+struct pevt_thread *pevt_machine__find_thread(struct pevt_machine *m, int32_t tid, uint64_t time)
+{
+	struct pevt_thread *t, *last = NULL;
+
+	for (t = m->tids[(uint32_t)tid % TID_HASH]; t; t = t->next) {
+		if (t->tid != tid)
+			continue;
+		if (t->start <= time)
+			return t;
+		last = t;
+	}
+	return last;
+}
+
+struct pevt_thread *pevt_machine__thread(struct pevt_machine *m, int32_t pid, int32_t tid,
+					 uint64_t time)
+{
+	struct pevt_thread *t = pevt_machine__find_thread(m, tid, time), *leader;
+
+	if (t) {
+		if (t->pid == -1 && pid != -1)
+			t->pid = pid;
+		if (t->maps)
+			return t;
+	} else {
+		t = thread_new(m, pid, tid, 0);
+		if (!t)
+			return NULL;
+	}
+	/* The maps belong to the process: share the leader's. */
+	if (pid != -1 && pid != tid) {
+		leader = pevt_machine__thread(m, pid, pid, time);
+		if (leader && leader->maps) {
+			t->maps = leader->maps;
+			t->maps->refcnt++;
+			return t;
+		}
+	}
+	t->maps = maps_new();
+	return t->maps ? t : NULL;
+}
+
+static const char *comm_at(const struct pevt_thread *t, uint64_t time)
+{
+	size_t lo = 0, hi = t->nr_comms;
+
+	/* The last comm with time <= @time (the first one if none). */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->comms[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t->comms[lo ? lo - 1 : 0].str;
+}
+
+const char *pevt_thread__comm(const struct pevt_thread *t, uint64_t time)
+{
+	return comm_at(t, time);
+}
+
+const char *pevt_thread__last_comm(const struct pevt_thread *t)
+{
+	return t->comms[t->nr_comms - 1].str;
+}
+
+/* ---- maps --------------------------------------------------------------- */
+
+static int maps_push(struct pevt_maps *maps, const struct pevt_map *mp)
+{
+	size_t i;
+
+	if (maps->nr == maps->cap) {
+		size_t ncap = maps->cap ? maps->cap * 2 : 16;
+		struct pevt_map *n = realloc(maps->v, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		maps->v = n;
+		maps->cap = ncap;
+	}
+	for (i = maps->nr; i > 0 && maps->v[i - 1].start > mp->start; i--)
+		maps->v[i] = maps->v[i - 1];
+	maps->v[i] = *mp;
+	maps->nr++;
+	return 0;
+}
+
+/*
+ * A new map over [start, end) at @time ends the overlapped parts of the
+ * maps alive then; what sticks out on either side lives on as a map of
+ * its own (maps__fixup_overlappings()).
+ */
+static int maps_insert(struct pevt_maps *maps, struct pevt_map *nm)
+{
+	size_t i, nr = maps->nr;
+	int err;
+
+	for (i = 0; i < nr; i++) {
+		struct pevt_map old = maps->v[i];
+
+		if (old.end_time != UINT64_MAX || old.end <= nm->start || old.start >= nm->end)
+			continue;
+		maps->v[i].end_time = nm->time;
+		if (old.start < nm->start) {
+			struct pevt_map b = old;
+
+			b.end = nm->start;
+			b.time = nm->time;
+			b.end_time = UINT64_MAX;
+			err = maps_push(maps, &b);
+			if (err)
+				return err;
+		}
+		if (old.end > nm->end) {
+			struct pevt_map a = old;
+
+			a.start = nm->end;
+			a.pgoff = old.pgoff + (nm->end - old.start);
+			a.time = nm->time;
+			a.end_time = UINT64_MAX;
+			err = maps_push(maps, &a);
+			if (err)
+				return err;
+		}
+		/* maps_push() may have moved entries: rescan from the start. */
+		i = (size_t)-1;
+		nr = maps->nr;
+	}
+	return maps_push(maps, nm);
+}
+
+static struct pevt_map *maps_find(struct pevt_maps *maps, uint64_t addr, uint64_t time)
+{
+	size_t lo = 0, hi = maps->nr;
+	struct pevt_map *best = NULL;
+
+	/* Upper bound on start, then walk back over the candidates. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (maps->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		struct pevt_map *mp = &maps->v[lo];
+
+		if (addr >= mp->end)
+			continue;
+		if (mp->time <= time && time < mp->end_time)
+			return mp;
+		/* Alive map created after @time: keep as a fallback. */
+		if (!best && mp->end_time == UINT64_MAX && mp->time > time)
+			best = mp;
+	}
+	return best;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int process_mmap(struct pevt_machine *m, const struct perf_event_header *ev,
+			uint64_t time)
+{
+	const uint8_t *p = (const uint8_t *)ev;
+	int32_t pid, tid;
+	uint64_t start, len, pgoff;
+	const char *fn;
+	size_t fn_off = ev->type == PERF_RECORD_MMAP ? 40 : 72;
+	struct pevt_map nm = { 0 };
+	struct pevt_thread *t;
+	struct pevt_maps *maps;
+	char name[4096];
+
+	if (ev->size <= fn_off)
+		return -EBADMSG;
+	memcpy(&pid, p + 8, 4);
+	memcpy(&tid, p + 12, 4);
+	memcpy(&start, p + 16, 8);
+	memcpy(&len, p + 24, 8);
+	memcpy(&pgoff, p + 32, 8);
+	fn = (const char *)p + fn_off;
+	snprintf(name, sizeof(name), "%.*s", (int)strnlen(fn, ev->size - fn_off), fn);
+	nm.start = start;
+	nm.end = start + len;
+	if (nm.end < start)
+		nm.end = UINT64_MAX;
+	nm.pgoff = pgoff;
+	nm.time = time;
+	nm.end_time = UINT64_MAX;
+	if ((ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_KERNEL ||
+	    (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_USER)
+		return 0;	/* guests: not handled */
+	if ((ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		if (!strncmp(name, "[kernel.kallsyms]", 17)) {
+			nm.dso = findnew_dso(m, "[kernel.kallsyms]");
+			nm.pgoff = 0;
+		} else {
+			/* A module or another kernel image: [name] like perf. */
+			char mod[256];
+			const char *b = strrchr(name, '/');
+			size_t n;
+
+			b = b ? b + 1 : name;
+			n = strcspn(b, ".");
+			snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
+			nm.dso = findnew_dso(m, mod);
+		}
+		if (!nm.dso)
+			return -ENOMEM;
+		return maps_insert(&m->kmaps, &nm);
+	}
+	if (ev->type == PERF_RECORD_MMAP2) {
+		uint32_t prot;
+
+		memcpy(&prot, p + 64, 4);
+		if (!(prot & PROT_EXEC))
+			return 0;	/* data maps: not used by report's sort keys */
+	} else if (ev->misc & PERF_RECORD_MISC_MMAP_DATA) {
+		return 0;
+	}
+	t = pevt_machine__thread(m, pid, tid, time);
+	if (!t)
+		return -ENOMEM;
+	maps = t->maps;
+	nm.dso = findnew_dso(m, name);
+	if (!nm.dso)
+		return -ENOMEM;
+	if (ev->type == PERF_RECORD_MMAP2 && (ev->misc & MISC_MMAP_BUILD_ID) && !nm.dso->build_id_size) {
+		uint8_t sz = p[40];
+
+		if (sz > 20)
+			sz = 20;
+		memcpy(nm.dso->build_id, p + 44, sz);
+		nm.dso->build_id_size = sz;
+	}
+	return maps_insert(maps, &nm);
+}
+
+static int process_fork(struct pevt_machine *m, const struct perf_event_header *ev,
+			uint64_t time)
+{
+	const uint32_t *p = (const uint32_t *)(ev + 1);
+	int32_t pid, ppid, tid, ptid;
+	struct pevt_thread *parent, *t;
+
+	if (ev->size < 8 + 24)
+		return -EBADMSG;
+	pid = p[0], ppid = p[1], tid = p[2], ptid = p[3];
+	parent = pevt_machine__thread(m, ppid, ptid, time);
+	if (!parent)
+		return -ENOMEM;
+	t = thread_new(m, pid, tid, time);
+	if (!t)
+		return -ENOMEM;
+	if (set_comm(m, t, comm_at(parent, time), time, false))
+		return -ENOMEM;
+	if (pid != tid) {
+		/* A new thread of the parent's process. */
+		struct pevt_thread *leader = pid == parent->pid ? parent :
+			pevt_machine__thread(m, pid, pid, time);
+
+		if (!leader)
+			return -ENOMEM;
+		t->maps = leader->maps;
+		t->maps->refcnt++;
+		return 0;
+	}
+	/* A new process: a copy of the parent's maps alive now. */
+	t->maps = maps_new();
+	if (!t->maps)
+		return -ENOMEM;
+	if (parent->maps) {
+		size_t i;
+
+		for (i = 0; i < parent->maps->nr; i++) {
+			struct pevt_map mp = parent->maps->v[i];
+
+			if (mp.end_time != UINT64_MAX)
+				continue;
+			if (maps_push(t->maps, &mp))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int process_comm(struct pevt_machine *m, const struct perf_event_header *ev,
+			uint64_t time)
+{
+	const uint8_t *p = (const uint8_t *)ev;
+	int32_t pid, tid;
+	struct pevt_thread *t;
+	char name[64];
+
+	if (ev->size < 8 + 8 + 1)
+		return -EBADMSG;
+	memcpy(&pid, p + 8, 4);
+	memcpy(&tid, p + 12, 4);
+	snprintf(name, sizeof(name), "%.*s", (int)strnlen((const char *)p + 16, ev->size - 16),
+		 (const char *)p + 16);
+	t = pevt_machine__thread(m, pid, tid, time);
+	if (!t)
+		return -ENOMEM;
+	return set_comm(m, t, name, time, ev->misc & MISC_COMM_EXEC);
+}
+
+int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header *ev)
+{
+	uint64_t time = pevt_data__time_of(m->d, ev);
+
+	/* No timestamp: as of the last record that had one (file order). */
+	if (time == UINT64_MAX)
+		time = m->last_time;
+	else
+		m->last_time = time;
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return process_mmap(m, ev, time);
+	case PERF_RECORD_FORK:
+		return process_fork(m, ev, time);
+	case PERF_RECORD_COMM:
+		return process_comm(m, ev, time);
+	default:
+		return 0;
+	}
+}
+
+void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_t cpumode,
+			   uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
+{
+	struct pevt_maps *maps;
+
+	memset(al, 0, sizeof(*al));
+	al->addr = ip;
+	switch (cpumode) {
+	case PERF_RECORD_MISC_KERNEL:
+		al->level = 'k';
+		maps = &m->kmaps;
+		break;
+	case PERF_RECORD_MISC_USER:
+		al->level = '.';
+		maps = t ? t->maps : NULL;
+		break;
+	case PERF_RECORD_MISC_GUEST_KERNEL:
+		al->level = 'g';
+		return;
+	case PERF_RECORD_MISC_GUEST_USER:
+		al->level = 'u';
+		return;
+	case PERF_RECORD_MISC_HYPERVISOR:
+		al->level = 'H';
+		return;
+	default:
+		al->level = '.';
+		maps = t ? t->maps : NULL;
+		break;
+	}
+	if (!maps)
+		return;
+	al->map = maps_find(maps, ip, time);
+	if (!al->map)
+		return;
+	if (al->map->dso->kernel)
+		al->addr = ip;	/* kallsyms: absolute addresses */
+	else
+		al->addr = ip - al->map->start + al->map->pgoff;
+	if (!al->map->dso->loaded)
+		pevt_dso__load(m, al->map->dso);
+	al->sym = pevt_dso__find_sym(al->map->dso, al->addr);
+}

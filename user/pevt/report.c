@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pevt report: perf report --stdio on a perf.data (file, pipe, --threads
+ * directory, compressed), same rows and percentages as Debian's perf 6.1.
+ *
+ * Pipeline: data_reader (records) -> ordered (Weisbecker rounds / k-way
+ * merge) -> machine (threads, comms, maps by time) -> symbols -> hists
+ * (self and children periods per sort key) -> perf's output order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pevt/data_reader.h>
+#include <pevt/hist.h>
+#include <pevt/machine.h>
+#include <pevt/ordered.h>
+
+#include "main.h"
+
+#define MAX_STACK	127	/* perf report's default --max-stack */
+
+struct report {
+	const char *input;
+	int keys[PEVT_SORT_MAX];
+	int nr_keys;
+	double percent_limit;
+	int children;			/* -1: like perf (on if callchains) */
+	bool callchain_none;
+	bool stats;
+	size_t mem_cap;
+	struct pevt_data *d;
+	struct pevt_machine *m;
+	struct pevt_hists *hists;	/* one per evsel */
+	int nr_hists;
+	bool use_children;
+	uint64_t nr_bad;
+	uint8_t *modes;			/* cpumode of each callchain entry */
+	size_t mode_cap;
+};
+
+static int do_report_help(void)
+{
+	fprintf(stderr,
+		"Usage: %1$s report [OPTIONS]\n"
+		"\n"
+		"  -i, --input FILE|DIR|-   perf.data (default), a --threads directory or a pipe\n"
+		"      --stdio              text output (the only one; accepted for perf's sake)\n"
+		"  -s, --sort KEYS          comm,dso,sym (default); keys: comm pid dso sym cpu\n"
+		"      --percent-limit P    hide entries below P%%\n"
+		"      --children           cumulate callchains (default when recorded with -g)\n"
+		"      --no-children        self overhead only\n"
+		"  -g, --call-graph none    do not use callchains\n"
+		"      --stats              record counts per type, like perf report --stats\n"
+		"      --mem-cap BYTES      memory for reordering records (default 1 GiB)\n"
+		"  -j, --json               JSON output\n",
+		bin_name);
+	return 0;
+}
+
+static int parse_sort(struct report *r, const char *arg)
+{
+	char *s = strdup(arg), *tok, *save = NULL;
+
+	r->nr_keys = 0;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int k;
+
+		if (!strcmp(tok, "comm"))
+			k = PEVT_SORT_COMM;
+		else if (!strcmp(tok, "pid"))
+			k = PEVT_SORT_PID;
+		else if (!strcmp(tok, "dso"))
+			k = PEVT_SORT_DSO;
+		else if (!strcmp(tok, "sym") || !strcmp(tok, "symbol"))
+			k = PEVT_SORT_SYM;
+		else if (!strcmp(tok, "cpu"))
+			k = PEVT_SORT_CPU;
+		else {
+			p_err("unknown sort key '%s' (comm, pid, dso, sym, cpu)", tok);
+			free(s);
+			return -EINVAL;
+		}
+		if (r->nr_keys == PEVT_SORT_MAX) {
+			p_err("too many sort keys in '%s'", arg);
+			free(s);
+			return -EINVAL;
+		}
+		r->keys[r->nr_keys++] = k;
+	}
+	free(s);
+	return r->nr_keys ? 0 : -EINVAL;
+}
+
+/* ---- processing ----------------------------------------------------------- */
+
+struct node {
+	struct pevt_dso *dso;
+	struct pevt_sym *sym;
+	uint64_t ip;
+	char level;
+	bool has_map;
+};
+
+static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
+				   struct pevt_thread *t, char level)
+{
+	struct pevt_hist_entry *e;
+
+	pevt_hists__key(h, k);
+	e = pevt_hists__add(h, k);
+	if (e && !e->level) {
+		e->level = level;
+		e->thread = t;
+	}
+	return e;
+}
+
+static int process_sample(struct report *r, const struct perf_event_header *ev)
+{
+	struct pevt_hist_key k = { 0 }, seen[MAX_STACK + 1];
+	struct pevt_sample s;
+	struct pevt_thread *t;
+	struct pevt_addr_loc al;
+	struct pevt_hist_entry *e;
+	struct pevt_hists *h;
+	int nr_seen = 0;
+	uint64_t i, n;
+	uint8_t cpumode;
+	char level;
+
+	if (pevt_data__parse_sample(r->d, ev, &s)) {
+		r->nr_bad++;
+		return 0;
+	}
+	h = &r->hists[s.evsel->idx];
+	t = pevt_machine__thread(r->m, s.pid, s.tid, s.time);
+	if (!t)
+		return -ENOMEM;
+	pevt_machine__resolve(r->m, t, s.cpumode, s.ip, s.time, &al);
+	k.comm = pevt_thread__comm(t, s.time);
+	k.tid = s.tid;
+	k.cpu = s.cpu;
+	k.dso = al.map ? al.map->dso : NULL;
+	k.sym = al.sym;
+	k.ip = al.addr;
+	e = add(h, &k, t, al.level);
+	if (!e)
+		return -ENOMEM;
+	e->period += s.period;
+	e->nr_samples++;
+	h->total_period += s.period;
+	h->nr_samples++;
+	if (!r->use_children)
+		return 0;
+	e->period_acc += s.period;
+	seen[nr_seen++] = e->k;
+	/*
+	 * thread__resolve_callchain_sample() in ORDER_CALLER (perf report's
+	 * order with --children): from the outermost caller to the sample ip,
+	 * at most MAX_STACK ips counted from the caller end, then
+	 * iter_add_next_cumulative_entry(): each distinct entry once per
+	 * sample.  An entry without map and symbol inherits the level of the
+	 * previous one, as perf reuses its addr_location.
+	 */
+	if (!s.nr_callchain)
+		return 0;
+	if (s.nr_callchain > r->mode_cap) {
+		free(r->modes);
+		r->mode_cap = s.nr_callchain * 2;
+		r->modes = malloc(r->mode_cap);
+		if (!r->modes)
+			return -ENOMEM;
+	}
+	cpumode = PERF_RECORD_MISC_USER;
+	for (i = 0; i < s.nr_callchain; i++) {
+		uint64_t ip = s.callchain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == PERF_CONTEXT_HV)
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+			else if (ip == PERF_CONTEXT_KERNEL)
+				cpumode = PERF_RECORD_MISC_KERNEL;
+			else if (ip == PERF_CONTEXT_USER)
+				cpumode = PERF_RECORD_MISC_USER;
+			else
+				return 0;	/* corrupt: perf drops the chain */
+		}
+		r->modes[i] = cpumode;
+	}
+	level = al.level;
+	for (i = s.nr_callchain, n = 0; i-- > 0 && n < MAX_STACK; ) {
+		uint64_t ip = s.callchain[i];
+		struct pevt_addr_loc cl;
+		int j;
+
+		if (ip >= PERF_CONTEXT_MAX)
+			continue;
+		n++;
+		pevt_machine__resolve(r->m, t, r->modes[i], ip, s.time, &cl);
+		if (cl.sym || cl.map)
+			level = r->modes[i] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+		k.dso = cl.map ? cl.map->dso : NULL;
+		k.sym = cl.sym;
+		k.ip = ip;
+		k.comm = pevt_thread__comm(t, s.time);
+		k.tid = s.tid;
+		k.cpu = s.cpu;
+		pevt_hists__key(h, &k);
+		for (j = 0; j < nr_seen; j++)
+			if (pevt_hist_key__equal(&seen[j], &k))
+				break;
+		if (j < nr_seen)
+			continue;
+		e = add(h, &k, t, level);
+		if (!e)
+			return -ENOMEM;
+		e->period_acc += s.period;
+		seen[nr_seen++] = e->k;
+	}
+	return 0;
+}
+
+static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint64_t time,
+		     void *ctx)
+{
+	struct report *r = ctx;
+	int n = pevt_data__nr_evsels(d);
+
+	if (n > r->nr_hists) {
+		struct pevt_hists *nh = realloc(r->hists, n * sizeof(*nh));
+		int i;
+
+		if (!nh)
+			return -ENOMEM;
+		r->hists = nh;
+		for (i = r->nr_hists; i < n; i++)
+			pevt_hists__init(&nh[i], r->keys, r->nr_keys);
+		r->nr_hists = n;
+	}
+	switch (rec->ev->type) {
+	case PERF_RECORD_SAMPLE:
+		return process_sample(r, rec->ev);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		return pevt_machine__process(r->m, rec->ev) == -ENOMEM ? -ENOMEM : 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static const char *const key_header[PEVT_SORT_MAX] = {
+	[PEVT_SORT_COMM] = "Command", [PEVT_SORT_PID] = "    Pid:Command",
+	[PEVT_SORT_DSO] = "Shared Object", [PEVT_SORT_SYM] = "Symbol",
+	[PEVT_SORT_CPU] = "CPU",
+};
+
+static unsigned int umax(unsigned int a, unsigned int b)
+{
+	return a > b ? a : b;
+}
+
+static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, unsigned int *w)
+{
+	unsigned int comm_len = 0;
+	bool unres = false;
+	size_t i;
+	int k;
+
+	for (k = 0; k < PEVT_SORT_MAX; k++)
+		w[k] = strlen(key_header[k]);
+	for (i = 0; i < n; i++) {
+		const struct pevt_hist_entry *e = v[i];
+		unsigned int cl = strlen(pevt_thread__last_comm(e->thread));
+
+		/* hists__calc_col_len(): the thread's comm, not the entry's */
+		comm_len = umax(comm_len, cl);
+		if (e->k.sym)
+			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], strlen(e->k.sym->name) + 4);
+		else {
+			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], 16 + 4 + 2);
+			unres = true;
+		}
+		if (e->k.dso)
+			w[PEVT_SORT_DSO] = umax(w[PEVT_SORT_DSO], strlen(e->k.dso->short_name));
+		else if (e->thread) {
+			/* an entry without a map still sizes nothing */
+		}
+	}
+	if (unres)
+		w[PEVT_SORT_DSO] = umax(w[PEVT_SORT_DSO], 16);
+	w[PEVT_SORT_COMM] = umax(w[PEVT_SORT_COMM], comm_len);
+	w[PEVT_SORT_PID] = umax(w[PEVT_SORT_PID], comm_len + 8);
+	(void)r;
+}
+
+static void print_key(FILE *f, const struct pevt_hist_entry *e, int key, unsigned int w)
+{
+	switch (key) {
+	case PEVT_SORT_COMM:
+		fprintf(f, "%-*.*s", w, w, e->k.comm);
+		break;
+	case PEVT_SORT_PID:
+		fprintf(f, "%7d:%-*.*s", e->k.tid, umax(7, w) - 8, umax(7, w) - 8,
+			pevt_thread__last_comm(e->thread));
+		break;
+	case PEVT_SORT_DSO:
+		fprintf(f, "%-*.*s", w, w, e->k.dso ? e->k.dso->short_name : "[unknown]");
+		break;
+	case PEVT_SORT_CPU:
+		fprintf(f, "%*.*d", w, w, e->k.cpu);
+		break;
+	case PEVT_SORT_SYM:
+		fprintf(f, "[%c] ", e->level);
+		if (e->k.sym)
+			fprintf(f, "%s", e->k.sym->name);
+		else
+			fprintf(f, "%-#.*" PRIx64, 16, e->k.ip);
+		break;
+	}
+}
+
+static unsigned long convert_unit(unsigned long v, char *unit)
+{
+	*unit = ' ';
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'K';
+	}
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'M';
+	}
+	if (v > 1000) {
+		v /= 1000;
+		*unit = 'G';
+	}
+	return v;
+}
+
+static void print_stdio(struct report *r)
+{
+	int i, k;
+
+	printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+	printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n",
+	       pevt_data__stats(r->d)->total_lost_samples);
+	for (i = 0; i < r->nr_hists; i++) {
+		struct pevt_hists *h = &r->hists[i];
+		struct pevt_hist_entry **v;
+		unsigned int w[PEVT_SORT_MAX];
+		size_t n, j;
+		char unit;
+		unsigned long ns;
+
+		if (!h->nr_samples)
+			continue;
+		v = pevt_hists__sorted(h, r->use_children, &n);
+		if (!v)
+			return;
+		col_widths(r, v, n, w);
+		ns = convert_unit(h->nr_samples, &unit);
+		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
+		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+		printf("# %s", r->use_children ? "Children      Self" : "Overhead");
+		for (k = 0; k < r->nr_keys; k++)
+			printf("  %-*s", w[r->keys[k]], key_header[r->keys[k]]);
+		printf("\n# %s", r->use_children ? "........  ........" : "........");
+		for (k = 0; k < r->nr_keys; k++) {
+			unsigned int x;
+
+			printf("  ");
+			for (x = 0; x < w[r->keys[k]]; x++)
+				putchar('.');
+		}
+		printf("\n#\n");
+		for (j = 0; j < n; j++) {
+			const struct pevt_hist_entry *e = v[j];
+			double pct = h->total_period ?
+				100.0 * (r->use_children ? e->period_acc : e->period) / h->total_period : 0;
+
+			if (pct < r->percent_limit)
+				continue;
+			if (r->use_children)
+				printf("  %7.2f%%  %7.2f%%", pct,
+				       h->total_period ? 100.0 * e->period / h->total_period : 0);
+			else
+				printf("  %7.2f%%", pct);
+			for (k = 0; k < r->nr_keys; k++) {
+				printf("  ");
+				print_key(stdout, e, r->keys[k], w[r->keys[k]]);
+			}
+			putchar('\n');
+		}
+		printf("\n\n");
+		free(v);
+	}
+	printf("#\n# (Tip: pevt report -j gives the same rows as JSON)\n#\n");
+}
+
+static void print_json(struct report *r)
+{
+	static const char *const names[PEVT_SORT_MAX] = { "comm", "pid", "dso", "sym", "cpu" };
+	int i, k;
+
+	printf("{\"lost_samples\":%" PRIu64 ",\"events\":[",
+	       pevt_data__stats(r->d)->total_lost_samples);
+	for (i = 0; i < r->nr_hists; i++) {
+		struct pevt_hists *h = &r->hists[i];
+		struct pevt_hist_entry **v;
+		size_t n, j;
+		bool first = true;
+
+		if (!h->nr_samples)
+			continue;
+		v = pevt_hists__sorted(h, r->use_children, &n);
+		if (!v)
+			return;
+		printf("%s{\"event\":", i ? "," : "");
+		json_str(stdout, pevt_data__evsel(r->d, i)->name);
+		printf(",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"entries\":[",
+		       h->nr_samples, h->total_period);
+		for (j = 0; j < n; j++) {
+			const struct pevt_hist_entry *e = v[j];
+			double self = 100.0 * e->period / h->total_period;
+			double acc = 100.0 * e->period_acc / h->total_period;
+
+			if ((r->use_children ? acc : self) < r->percent_limit)
+				continue;
+			printf("%s{\"self\":%.4f", first ? "" : ",", self);
+			first = false;
+			if (r->use_children)
+				printf(",\"children\":%.4f", acc);
+			printf(",\"period\":%" PRIu64, e->period);
+			for (k = 0; k < r->nr_keys; k++) {
+				char buf[64];
+
+				printf(",\"%s\":", names[r->keys[k]]);
+				switch (r->keys[k]) {
+				case PEVT_SORT_COMM:
+					json_str(stdout, e->k.comm);
+					break;
+				case PEVT_SORT_PID:
+					printf("%d", e->k.tid);
+					break;
+				case PEVT_SORT_CPU:
+					printf("%d", e->k.cpu);
+					break;
+				case PEVT_SORT_DSO:
+					json_str(stdout, e->k.dso ? e->k.dso->short_name : "[unknown]");
+					break;
+				case PEVT_SORT_SYM:
+					snprintf(buf, sizeof(buf), "%#" PRIx64, e->k.ip);
+					json_str(stdout, e->k.sym ? e->k.sym->name : buf);
+					break;
+				}
+			}
+			printf("}");
+		}
+		printf("]}");
+		free(v);
+	}
+	printf("]}\n");
+}
+
+static void print_stats(struct report *r)
+{
+	struct pevt_data_stats *st = pevt_data__stats(r->d);
+	uint64_t total = 0;
+	uint32_t t;
+	int i;
+
+	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+		total += st->nr[t];
+	total += st->nr_unknown;
+	if (json_output) {
+		printf("{\"total\":%" PRIu64 ",\"unknown\":%" PRIu64 ",\"misordered\":%" PRIu64
+		       ",\"types\":{", total, st->nr_unknown, st->nr_misordered);
+		for (t = 0, i = 0; t < PERF_RECORD_HEADER_MAX; t++) {
+			if (!st->nr[t])
+				continue;
+			printf("%s\"%s\":%" PRIu64, i++ ? "," : "", pevt_record_type__name(t), st->nr[t]);
+		}
+		printf("}}\n");
+		return;
+	}
+	printf("\nAggregated stats:\n");
+	printf("%16s events: %10" PRIu64 "\n", "TOTAL", total);
+	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++) {
+		if (!st->nr[t])
+			continue;
+		printf("%16s events: %10" PRIu64 "  (%4.1f%%)\n", pevt_record_type__name(t),
+		       st->nr[t], 100.0 * st->nr[t] / total);
+	}
+	if (st->nr_unknown)
+		printf("%16s events: %10" PRIu64 "\n", "UNKNOWN", st->nr_unknown);
+	for (i = 0; i < r->nr_hists; i++) {
+		if (!r->hists[i].nr_samples)
+			continue;
+		printf("%s stats:\n", pevt_data__evsel(r->d, i)->name);
+		printf("%16s events: %10" PRIu64 "\n", "SAMPLE", r->hists[i].nr_samples);
+	}
+	if (st->nr_misordered)
+		printf("%16s: %10" PRIu64 "\n", "misordered", st->nr_misordered);
+}
+
+int do_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input",		required_argument,	NULL, 'i' },
+		{ "stdio",		no_argument,		NULL, 'S' },
+		{ "sort",		required_argument,	NULL, 's' },
+		{ "percent-limit",	required_argument,	NULL, 'P' },
+		{ "children",		no_argument,		NULL, 'C' },
+		{ "no-children",	no_argument,		NULL, 'N' },
+		{ "call-graph",		required_argument,	NULL, 'g' },
+		{ "stats",		no_argument,		NULL, 'T' },
+		{ "mem-cap",		required_argument,	NULL, 'M' },
+		{ "json",		no_argument,		NULL, 'j' },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ 0 }
+	};
+	struct report r = { .input = "perf.data", .children = -1 };
+	struct pevt_ordered_stats ost;
+	struct pevt_ordered_opts oo = { .sz = sizeof(oo) };
+	int opt, err, i;
+	bool callchains = false;
+
+	parse_sort(&r, "comm,dso,sym");
+	optind = 1;
+	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:jh", opts, NULL)) >= 0) {
+		switch (opt) {
+		case 'i':
+			r.input = optarg;
+			break;
+		case 'S':
+			break;
+		case 's':
+			if (parse_sort(&r, optarg))
+				return -1;
+			break;
+		case 'P':
+			r.percent_limit = strtod(optarg, NULL);
+			break;
+		case 'C':
+			r.children = 1;
+			break;
+		case 'N':
+			r.children = 0;
+			break;
+		case 'g':
+			if (strncmp(optarg, "none", 4)) {
+				p_err("only -g none is supported for now ('%s')", optarg);
+				return -1;
+			}
+			r.callchain_none = true;
+			break;
+		case 'T':
+			r.stats = true;
+			break;
+		case 'M':
+			r.mem_cap = strtoull(optarg, NULL, 0);
+			break;
+		case 'j':
+			json_output = true;
+			break;
+		case 'h':
+			return do_report_help();
+		default:
+			do_report_help();
+			return -1;
+		}
+	}
+	r.d = pevt_data__open(r.input);
+	if (!r.d) {
+		p_err("%s: %s", r.input, strerror(errno));
+		return -1;
+	}
+	if (!pevt_data__nr_streams(r.d)) {
+		p_err("%s", pevt_data__error(r.d) ?: "cannot open");
+		pevt_data__delete(r.d);
+		return -1;
+	}
+	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
+		callchains |= !!(pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+	r.use_children = r.children == 1 || (r.children == -1 && callchains && !r.callchain_none);
+	if (r.children == -1 && r.callchain_none)
+		r.use_children = callchains;
+	/*
+	 * Pipe mode: perf decides before any attr has arrived that there are
+	 * no callchains, so it never cumulates (even with --children).
+	 */
+	if (pevt_data__is_pipe(r.d))
+		r.use_children = false;
+	r.m = pevt_machine__new(r.d, NULL);
+	if (!r.m) {
+		pevt_data__delete(r.d);
+		return -1;
+	}
+	oo.mem_cap = r.mem_cap;
+	err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	if (err)
+		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
+			pevt_data__error(r.d) ?: strerror(-err),
+			pevt_data__error(r.d) ? "" : "");
+	if (r.stats)
+		print_stats(&r);
+	else if (json_output)
+		print_json(&r);
+	else
+		print_stdio(&r);
+	for (i = 0; i < r.nr_hists; i++)
+		pevt_hists__exit(&r.hists[i]);
+	free(r.hists);
+	free(r.modes);
+	pevt_machine__delete(r.m);
+	pevt_data__delete(r.d);
+	return err ? -1 : 0;
+}
