@@ -32,20 +32,42 @@ TEST_CPPFLAGS = $(CPPFLAGS) -I$(TOP)/selftests -I$(PEVT_CACHE)/kselftest
 LIB_SRCS  := $(sort $(wildcard user/lib/*.c) $(wildcard kmod/rotation.c))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIBPEVT   := $(BUILD)/libpevt.a
-PEVT_SRCS := $(sort $(wildcard user/pevt/*.c))
+PEVT_SRCS := $(sort $(wildcard user/pevt/*.c)) $(BUILD)/gen/help.c
 TOOL_DIRS := $(filter-out lib pevt,$(notdir $(patsubst %/,%,$(dir $(wildcard user/*/*.c)))))
 BINS      := $(if $(PEVT_SRCS),$(BUILD)/bin/pevt) $(patsubst %,$(BUILD)/bin/pevt-%,$(TOOL_DIRS))
-HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcard selftests/host/*_test.c))
+HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcard selftests/host/*_test.c)) \
+	      $(patsubst selftests/host/%_test.sh,$(BUILD)/tests/host/%.sh,$(wildcard selftests/host/*_test.sh))
 VM_TESTS   := $(patsubst selftests/vm/%_test.c,$(BUILD)/tests/vm/%,$(wildcard selftests/vm/*_test.c)) \
 	      $(patsubst selftests/vm/%_test.sh,$(BUILD)/tests/vm/%.sh,$(wildcard selftests/vm/*_test.sh))
 HARNESS    := $(PEVT_CACHE)/kselftest/kselftest_harness.h
 
+VERSION   := 0.1
+GIT_REV   := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null)
+FULL_VERSION := $(VERSION)$(if $(GIT_REV),+g$(GIT_REV))
+
+# Manual pages: Documentation/man/NAME.S.md -> build/man/NAME.S (roff), and
+# the --help texts of `pevt` and its commands (scripts/man.awk, mkhelp.sh).
+MAN_SRCS  := $(sort $(wildcard Documentation/man/*.md))
+MAN_PAGES := $(patsubst Documentation/man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
+HELP_SRCS := $(filter Documentation/man/pevt%.1.md,$(MAN_SRCS))
+
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))
 
-.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz
-all: user tests $(if $(wildcard $(KDIR)/Makefile),modules)
+.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz man
+all: user tests man $(if $(wildcard $(KDIR)/Makefile),modules)
 user: $(LIBPEVT) $(BINS)
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%: Documentation/man/%.md scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v mode=man -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+
+# Regenerated when a page or the version changes.
+$(BUILD)/gen/help.c: $(HELP_SRCS) scripts/man.awk scripts/mkhelp.sh FORCE
+	@mkdir -p $(dir $@)
+	@scripts/mkhelp.sh $@.new '$(FULL_VERSION)' '$(BUILD)/man' $(HELP_SRCS) && \
+	 if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 tests: $(HOST_TESTS) $(VM_TESTS)
 
 deps:
@@ -62,7 +84,7 @@ $(LIBPEVT): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h)
+$(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h) | $(MAN_PAGES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) -lm -pthread
 
@@ -78,6 +100,10 @@ $(BUILD)/tests/host/%: selftests/host/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard 
 $(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard selftests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< $(LIBPEVT) $(call ldlibs_of,$<) -lm -pthread
+
+$(BUILD)/tests/host/%.sh: selftests/host/%_test.sh
+	@mkdir -p $(dir $@)
+	install -m 0755 $< $@
 
 $(BUILD)/tests/vm/%.sh: selftests/vm/%_test.sh
 	@mkdir -p $(dir $@)
@@ -107,6 +133,6 @@ demo:
 	@$(TOP)/scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(LIBPEVT)
+	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
 
 FORCE:
