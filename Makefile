@@ -54,7 +54,8 @@ HELP_SRCS := $(filter Documentation/man/pevt%.1.md,$(MAN_SRCS))
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))
 
-.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz man
+.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz man \
+	install install-user install-lib install-man install-dkms modules_install
 all: user tests man $(if $(wildcard $(KDIR)/Makefile),modules)
 user: $(LIBPEVT) $(BINS)
 man: $(MAN_PAGES)
@@ -120,6 +121,67 @@ modules:
 	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(if $(PEVT_PLANT),PEVT_PLANT=$(PEVT_PLANT)) modules
 	@echo "module: $(MODDIR)/kmod/pevt.ko"
 
+# ---- install -----------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   command, libpevt (shared,
+#        versioned by user/lib/libpevt.map), headers, pkg-config, man pages,
+#        bash completion
+#   make install-dkms [DESTDIR=]    sources + dkms.conf in /usr/src/pevt-VERSION
+#        (then: dkms add pevt/VERSION; dkms install pevt/VERSION)
+#   make modules_install            pevt.ko for the running kernel (KREL)
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+LIB_SONAME := libpevt.so.0
+LIB_SO     := $(BUILD)/libpevt.so.$(VERSION).0
+LIB_PIC_OBJS := $(patsubst %.c,$(BUILD)/obj-pic/%.o,$(LIB_SRCS))
+
+$(BUILD)/obj-pic/%.o: %.c $(wildcard include/uapi/linux/*.h user/lib/include/*/*.h kmod/rotation.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(LIB_SO): $(LIB_PIC_OBJS) user/lib/libpevt.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/lib/libpevt.map \
+		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) -lm -pthread
+
+$(BUILD)/libpevt.pc: Makefile
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: -lm -pthread' \
+		'Cflags: -I$${includedir}' > $@
+
+install: install-user install-lib install-man
+install-user: user
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 scripts/pevt.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pevt
+install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pevt $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libpevt.so
+	install -m 0644 $(LIBPEVT) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 user/lib/include/pevt/*.h $(DESTDIR)$(INCLUDEDIR)/pevt/
+	install -m 0644 include/uapi/linux/pevt.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	install -m 0644 $(BUILD)/libpevt.pc $(DESTDIR)$(PKGCONFIGDIR)/
+install-man: man
+	@for p in $(MAN_PAGES); do s=$${p##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+DKMS_SRC := $(DESTDIR)/usr/src/pevt-$(VERSION)
+install-dkms:
+	install -d $(DKMS_SRC)
+	rsync -a --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' --exclude '*.mod*' \
+		Kbuild kmod include $(DKMS_SRC)/
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
+
+modules_install: modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(if $(DESTDIR),,depmod -a $(KREL))
+
 host-check: $(HOST_TESTS)
 	@$(TOP)/scripts/check.sh --host-only
 
@@ -133,6 +195,6 @@ demo:
 	@$(TOP)/scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
+	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/libpevt.pc $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
 
 FORCE:

@@ -48,7 +48,8 @@ void p_info(const char *fmt, ...)
 
 /*
  * Long work says what it does, on stderr: every call on a terminal, only
- * the @step ones elsewhere (one line per step in logs).  "# " marks them
+ * the @step ones elsewhere (one line per step in logs); PEVT_PROGRESS=0/1
+ * overrides the terminal test (make demo sets it in the guest).  "# " marks them
  * apart from results in a stream (make demo reads the guest's).  @done
  * of @total, with @t0 (now_ns()) the elapsed time and an estimate of
  * what is left, when @done > 0.
@@ -59,8 +60,11 @@ void progress(bool step, uint64_t t0, int done, int total, const char *fmt, ...)
 	double el = (now_ns() - t0) / 1e9;
 	va_list ap;
 
-	if (tty < 0)
-		tty = isatty(STDERR_FILENO);
+	if (tty < 0) {
+		const char *e = getenv("PEVT_PROGRESS");
+
+		tty = e && *e ? !strcmp(e, "1") : isatty(STDERR_FILENO);
+	}
 	if (!step && !tty)
 		return;
 	fprintf(stderr, "# ");
