@@ -97,10 +97,11 @@ $(BUILD)/tests/host/%: selftests/host/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard 
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBPEVT) $(call ldlibs_of,$<) -lm -pthread
 
-# In-VM tests are static: the guest has nothing but busybox.
+# In-VM tests are static (the guest has nothing but busybox), built by
+# selftests/Makefile through kselftest's lib.mk: the same binaries form a
+# kselftest collection (make -C selftests kselftest_install ...).
 $(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard selftests/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< $(LIBPEVT) $(call ldlibs_of,$<) -lm -pthread
+	@$(MAKE) -s --no-print-directory -C selftests OUTPUT=$(BUILD)/tests/vm $@
 
 $(BUILD)/tests/host/%.sh: selftests/host/%_test.sh
 	@mkdir -p $(dir $@)

@@ -95,4 +95,18 @@ if [ ! -s "$ks/kselftest_harness.h" ]; then
 	[ -s "$ks/kselftest_harness.h" ] && [ -s "$ks/kselftest.h" ] ||
 		die "kselftest headers not found in $src_xz"
 fi
+# kselftest's build and run conventions (selftests/Makefile includes lib.mk;
+# its install uses the runner): from the same tree.
+if [ ! -s "$ks/lib.mk" ] || [ ! -s "$ks/kselftest/runner.sh" ] || [ ! -s "$ks/run_kselftest.sh" ]; then
+	[ $check_only = 1 ] && { echo "deps: kselftest lib.mk/runner not extracted" >&2; exit 1; }
+	log "extracting kselftest lib.mk and runner from linux-source-6.1"
+	xz -dc -T0 "$src_xz" | tar -x -C "$ks" --strip-components=4 --occurrence \
+		linux-source-6.1/tools/testing/selftests/lib.mk \
+		linux-source-6.1/tools/testing/selftests/run_kselftest.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/runner.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/prefix.pl \
+		linux-source-6.1/tools/testing/selftests/kselftest/module.sh || true
+	[ -s "$ks/lib.mk" ] && [ -s "$ks/kselftest/runner.sh" ] && [ -s "$ks/run_kselftest.sh" ] ||
+		die "kselftest lib.mk/runner not found in $src_xz"
+fi
 exit 0

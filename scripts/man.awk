@@ -99,7 +99,8 @@ NR == 1 {
 	if (mode == "man") printf ".TP\n%s\n", inline(spec)
 	if (mode == "opts") {
 		n = split(plain(spec), w, /[ ,|]+/)
-		for (i = 1; i <= n; i++) if (w[i] ~ /^-/ || (sect == "COMMANDS" && i == 1)) print w[i]
+		# "-e, --event LIST" -> -e --event; "ms MS" (a keyword) -> ms
+		for (i = 1; i <= n; i++) if (w[i] ~ /^-/ || (i == 1 && w[1] !~ /^-/)) print w[i]
 	}
 	pending = spec
 	inopt = 1

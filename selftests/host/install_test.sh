@@ -10,7 +10,9 @@
 #
 # PEVT_DKMS=0 skips the dkms builds (two module builds: ~1-2 min).
 set -u
+# From build/tests/host/ or from selftests/host/.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
+[ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 export PEVT_CACHE=${PEVT_CACHE:-$top/build/cache}
 tmp=$(mktemp -d /tmp/pevt-install.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

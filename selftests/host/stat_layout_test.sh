@@ -10,6 +10,7 @@
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
+[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
 perf=${PERF:-$(command -v perf)}
 n=0 failed=0
 
