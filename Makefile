@@ -180,7 +180,7 @@ install-dkms:
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
 
 modules_install: modules
-	$(MAKE) -C $(KDIR) M=$(MODDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(MAKE) -C $(KDIR) M=$(MODDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) CONFIG_MODULE_SIG_ALL= modules_install
 	$(if $(DESTDIR),,depmod -a $(KREL))
 
 host-check: $(HOST_TESTS)

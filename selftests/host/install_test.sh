@@ -23,7 +23,7 @@ skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 check() { local d=$1; shift; if "$@" > "$tmp/out" 2>&1; then ok "$d"; else sed 's/^/# /' "$tmp/out" | head -20; nok "$d"; fi; }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 root=$tmp/root
 if ! make -s -C "$top" install DESTDIR="$root" PREFIX=/usr > "$tmp/make.log" 2>&1; then
 	sed 's/^/# /' "$tmp/make.log" | tail -20
@@ -107,6 +107,16 @@ manpages() {
 	return $bad
 }
 check "man -l renders every installed page without warnings" manpages
+
+modinst() {
+	make -s -C "$top" modules_install DESTDIR="$tmp/mod" &&
+		ls "$tmp"/mod/lib/modules/*/extra/kmod/pevt.ko
+}
+if ls /usr/src/linux-headers-*/Makefile >/dev/null 2>&1; then
+	check "make modules_install DESTDIR=...: pevt.ko under lib/modules/KREL/extra" modinst
+else
+	n=$((n + 1)); echo "ok $n make modules_install # SKIP no kernel headers"
+fi
 
 # --- dkms ---------------------------------------------------------------------
 if ! command -v dkms >/dev/null; then
