@@ -8,20 +8,19 @@ set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH=$top/build/bin:$PATH
+. "$top/selftests/host/tap.sh"
 . "$top/scripts/pevt.bash-completion"
-n=0 failed=0
 
 # complete WANT WORD...: the last WORD is completed; WANT must be among the answers.
 complete_has() {
 	local want=$1; shift
 	COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
 	_pevt
-	n=$((n + 1))
 	if printf '%s\n' "${COMPREPLY[@]}" | grep -qx -- "$want"; then
-		echo "ok $n '$*' offers $want"
+		ok "'$*' offers $want"
 	else
-		echo "# got: ${COMPREPLY[*]}"; failed=1
-		echo "not ok $n '$*' offers $want"
+		echo "# got: ${COMPREPLY[*]}"
+		nok "'$*' offers $want"
 	fi
 }
 

@@ -13,14 +13,7 @@ set -u
 # From build/tests/host/ or from selftests/host/.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
-export PEVT_CACHE=${PEVT_CACHE:-$top/build/cache}
-tmp=$(mktemp -d /tmp/pevt-install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
-check() { local d=$1; shift; if "$@" > "$tmp/out" 2>&1; then ok "$d"; else sed 's/^/# /' "$tmp/out" | head -20; nok "$d"; fi; }
+. "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
 echo "1..11"
@@ -115,7 +108,7 @@ modinst() {
 if ls /usr/src/linux-headers-*/Makefile >/dev/null 2>&1; then
 	check "make modules_install DESTDIR=...: pevt.ko under lib/modules/KREL/extra" modinst
 else
-	n=$((n + 1)); echo "ok $n make modules_install # SKIP no kernel headers"
+	skip "make modules_install" "no kernel headers"
 fi
 
 # --- dkms ---------------------------------------------------------------------

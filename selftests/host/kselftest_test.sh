@@ -9,12 +9,7 @@
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
-export PEVT_CACHE=${PEVT_CACHE:-$top/build/cache}
-tmp=$(mktemp -d /tmp/pevt-ksft.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
 echo "1..3"

@@ -14,9 +14,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 pevt=${PEVT:-$top/build/bin/pevt}
 man=$top/Documentation/man
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
+. "$top/selftests/host/tap.sh"
 opts_of_page() { awk -v mode=opts -f "$top/scripts/man.awk" "$1" | sort -u; }
 
 # Options of a C file: --long names from struct option, -x from getopt strings.

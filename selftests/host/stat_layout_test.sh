@@ -12,11 +12,9 @@ set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
 [ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
 perf=${PERF:-$(command -v perf)}
-n=0 failed=0
-
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+[ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
 echo "1..5"
@@ -96,11 +94,10 @@ fi
 
 # An event the kernel lacks does not fail the run (cycles without a PMU,
 # or a raw event no PMU takes); the exit status is the workload's.
-"$pevt" stat -e r0,task-clock -- sh -c 'exit 3' >/tmp/stat_layout.$$ 2>&1; rc=$?
-if [ $rc = 3 ] && grep -qE '^ +[0-9.]+ msec task-clock' /tmp/stat_layout.$$; then
+"$pevt" stat -e r0,task-clock -- sh -c 'exit 3' >"$tmp/o" 2>&1; rc=$?
+if [ $rc = 3 ] && grep -qE '^ +[0-9.]+ msec task-clock' "$tmp/o"; then
 	ok "unsupported event: the rest is counted, workload's exit status"
 else
-	sed 's/^/# /' /tmp/stat_layout.$$; nok "unsupported event: the rest is counted, workload's exit status (rc=$rc)"
+	sed 's/^/# /' "$tmp/o"; nok "unsupported event: the rest is counted, workload's exit status (rc=$rc)"
 fi
-rm -f /tmp/stat_layout.$$
 exit $failed
