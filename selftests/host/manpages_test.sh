@@ -28,7 +28,7 @@ opts_of_c() {
 
 cmds=$(sed -nE 's/^\s*\{ "([a-z]+)",\s*do_[a-z_]+,.*/\1/p' "$top/user/pevt/main.c" | grep -v '^help$')
 echo "TAP version 13"
-echo "1..$(( $(echo "$cmds" | wc -w) * 2 + 1 ))"
+echo "1..$(( $(echo "$cmds" | wc -w) * 3 + 1 ))"
 
 listed=$(opts_of_page "$man/pevt.1.md")
 for c in $cmds; do
@@ -68,6 +68,15 @@ for c in $cmds; do
 		compare "bench" "$code" "$(opts_of_page "$man/pevt-bench.1.md")" ""
 	else
 		compare "$c" "$(opts_of_c "$src")" "$(opts_of_page "$man/pevt-$c.1.md")" "$pevt $c --help"
+	fi
+done
+# `pevt help CMD` opens the page (installed, else the built one).
+for c in $cmds; do
+	if MANPAGER=cat MANWIDTH=80 "$pevt" help "$c" 2>&1 | grep -q "^PEVT-${c^^}(1)"; then
+		ok "pevt help $c opens pevt-$c(1)"
+	else
+		MANPAGER=cat "$pevt" help "$c" 2>&1 | head -5 | sed 's/^/# /'
+		nok "pevt help $c opens pevt-$c(1)"
 	fi
 done
 exit $failed
