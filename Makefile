@@ -32,20 +32,43 @@ TEST_CPPFLAGS = $(CPPFLAGS) -I$(TOP)/selftests -I$(PEVT_CACHE)/kselftest
 LIB_SRCS  := $(sort $(wildcard user/lib/*.c) $(wildcard kmod/rotation.c))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 LIBPEVT   := $(BUILD)/libpevt.a
-PEVT_SRCS := $(sort $(wildcard user/pevt/*.c))
+PEVT_SRCS := $(sort $(wildcard user/pevt/*.c)) $(BUILD)/gen/help.c
 TOOL_DIRS := $(filter-out lib pevt,$(notdir $(patsubst %/,%,$(dir $(wildcard user/*/*.c)))))
 BINS      := $(if $(PEVT_SRCS),$(BUILD)/bin/pevt) $(patsubst %,$(BUILD)/bin/pevt-%,$(TOOL_DIRS))
-HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcard selftests/host/*_test.c))
+HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcard selftests/host/*_test.c)) \
+	      $(patsubst selftests/host/%_test.sh,$(BUILD)/tests/host/%.sh,$(wildcard selftests/host/*_test.sh))
 VM_TESTS   := $(patsubst selftests/vm/%_test.c,$(BUILD)/tests/vm/%,$(wildcard selftests/vm/*_test.c)) \
 	      $(patsubst selftests/vm/%_test.sh,$(BUILD)/tests/vm/%.sh,$(wildcard selftests/vm/*_test.sh))
 HARNESS    := $(PEVT_CACHE)/kselftest/kselftest_harness.h
 
+VERSION   := 0.1
+GIT_REV   := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null)
+FULL_VERSION := $(VERSION)$(if $(GIT_REV),+g$(GIT_REV))
+
+# Manual pages: Documentation/man/NAME.S.md -> build/man/NAME.S (roff), and
+# the --help texts of `pevt` and its commands (scripts/man.awk, mkhelp.sh).
+MAN_SRCS  := $(sort $(wildcard Documentation/man/*.md))
+MAN_PAGES := $(patsubst Documentation/man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
+HELP_SRCS := $(filter Documentation/man/pevt%.1.md,$(MAN_SRCS))
+
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))
 
-.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz
-all: user tests $(if $(wildcard $(KDIR)/Makefile),modules)
+.PHONY: all user tests modules check host-check vm-check demo deps clean fuzz man \
+	install install-user install-lib install-man install-dkms modules_install
+all: user tests man $(if $(wildcard $(KDIR)/Makefile),modules)
 user: $(LIBPEVT) $(BINS)
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%: Documentation/man/%.md scripts/man.awk
+	@mkdir -p $(dir $@)
+	awk -v mode=man -f scripts/man.awk $< > $@.tmp && mv $@.tmp $@
+
+# Regenerated when a page or the version changes.
+$(BUILD)/gen/help.c: $(HELP_SRCS) scripts/man.awk scripts/mkhelp.sh FORCE
+	@mkdir -p $(dir $@)
+	@scripts/mkhelp.sh $@.new '$(FULL_VERSION)' '$(BUILD)/man' $(HELP_SRCS) && \
+	 if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
 tests: $(HOST_TESTS) $(VM_TESTS)
 
 deps:
@@ -62,7 +85,7 @@ $(LIBPEVT): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h)
+$(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h) | $(MAN_PAGES)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) -luring -lzstd -lelf -lm -pthread
 
@@ -74,10 +97,15 @@ $(BUILD)/tests/host/%: selftests/host/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard 
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIBPEVT) $(call ldlibs_of,$<) -lm -pthread
 
-# In-VM tests are static: the guest has nothing but busybox.
+# In-VM tests are static (the guest has nothing but busybox), built by
+# selftests/Makefile through kselftest's lib.mk: the same binaries form a
+# kselftest collection (make -C selftests kselftest_install ...).
 $(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard selftests/*.h)
+	@$(MAKE) -s --no-print-directory -C selftests OUTPUT=$(BUILD)/tests/vm $@
+
+$(BUILD)/tests/host/%.sh: selftests/host/%_test.sh
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< $(LIBPEVT) $(call ldlibs_of,$<) -lm -pthread
+	install -m 0755 $< $@
 
 $(BUILD)/tests/vm/%.sh: selftests/vm/%_test.sh
 	@mkdir -p $(dir $@)
@@ -94,6 +122,67 @@ modules:
 	$(MAKE) -C $(KDIR) M=$(MODDIR) W=1 $(if $(PEVT_PLANT),PEVT_PLANT=$(PEVT_PLANT)) modules
 	@echo "module: $(MODDIR)/kmod/pevt.ko"
 
+# ---- install -----------------------------------------------------------
+#   make install [PREFIX=/usr/local] [DESTDIR=]   command, libpevt (shared,
+#        versioned by user/lib/libpevt.map), headers, pkg-config, man pages,
+#        bash completion
+#   make install-dkms [DESTDIR=]    sources + dkms.conf in /usr/src/pevt-VERSION
+#        (then: dkms add pevt/VERSION; dkms install pevt/VERSION)
+#   make modules_install            pevt.ko for the running kernel (KREL)
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+LIB_SONAME := libpevt.so.0
+LIB_SO     := $(BUILD)/libpevt.so.$(VERSION).0
+LIB_PIC_OBJS := $(patsubst %.c,$(BUILD)/obj-pic/%.o,$(LIB_SRCS))
+
+$(BUILD)/obj-pic/%.o: %.c $(wildcard include/uapi/linux/*.h user/lib/include/*/*.h kmod/rotation.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(LIB_SO): $(LIB_PIC_OBJS) user/lib/libpevt.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/lib/libpevt.map \
+		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) -lm -pthread
+
+$(BUILD)/libpevt.pc: Makefile
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+		'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: -lm -pthread' \
+		'Cflags: -I$${includedir}' > $@
+
+install: install-user install-lib install-man
+install-user: user
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 scripts/pevt.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pevt
+install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pevt $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libpevt.so
+	install -m 0644 $(LIBPEVT) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 user/lib/include/pevt/*.h $(DESTDIR)$(INCLUDEDIR)/pevt/
+	install -m 0644 include/uapi/linux/pevt.h $(DESTDIR)$(INCLUDEDIR)/linux/
+	install -m 0644 $(BUILD)/libpevt.pc $(DESTDIR)$(PKGCONFIGDIR)/
+install-man: man
+	@for p in $(MAN_PAGES); do s=$${p##*.}; \
+		install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+
+DKMS_SRC := $(DESTDIR)/usr/src/pevt-$(VERSION)
+install-dkms:
+	install -d $(DKMS_SRC)
+	rsync -a --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' --exclude '*.mod*' \
+		Kbuild kmod include $(DKMS_SRC)/
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
+
+modules_install: modules
+	$(MAKE) -C $(KDIR) M=$(MODDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) CONFIG_MODULE_SIG_ALL= modules_install
+	$(if $(DESTDIR),,depmod -a $(KREL))
+
 host-check: $(HOST_TESTS)
 	@$(TOP)/scripts/check.sh --host-only
 
@@ -107,6 +196,6 @@ demo:
 	@$(TOP)/scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(LIBPEVT)
+	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/libpevt.pc $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
 
 FORCE:

@@ -28,13 +28,52 @@ make -s -C "$top" user tests || die "build failed"
 pass=0 fail=0 skip=0 t0=$(date +%s)
 declare -a timings
 add() { pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3)); }
-step_time() { timings+=("$(printf '%-28s %5ss' "$1" $(( $(date +%s) - $2 )))"); }
+step_time() {
+	timings+=("$(printf '%-28s %5ss' "$1" $(( $(date +%s) - $2 )))")
+	step_secs[$1]=$(( $(date +%s) - $2 ))
+}
+
+# Progress on stderr: the step starting, the time so far and what the last
+# run's step times (build/check.timings) leave; the VM runner adds its own
+# per-test lines on a terminal.  The results above stay on stdout.
+show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
+export PEVT_PROGRESS=$show
+declare -A step_secs=() last_secs=()
+tfile=$top/build/check.timings
+if [ -s "$tfile" ]; then
+	while IFS=$'\t' read -r k v; do last_secs[$k]=$v; done < "$tfile"
+fi
+steps=("host tests" fuzz)
+if [ $host_only = 0 ]; then
+	for k in $kernels; do steps+=("vm $k"); done
+	[ -x "$top/scripts/test-plants.sh" ] && [ "${PEVT_SKIP_PLANTS:-0}" != 1 ] && steps+=("runner self-tests")
+fi
+stepno=0
+begin() {
+	local left=0 k seen=0
+	stepno=$((stepno + 1))
+	for k in "${steps[@]}"; do
+		[ "$k" = "$1" ] && seen=1
+		[ $seen = 1 ] || continue
+		[ -n "${last_secs[$k]:-}" ] || { left=; break; }
+		left=$((left + last_secs[$k]))
+	done
+	[ -n "$left" ] && left="~$(dur $left)"
+	log "check: [$stepno/${#steps[@]}] $1 ($(dur $(( $(date +%s) - t0 ))) elapsed, ${left:-?} left)"
+}
+save_timings() {
+	local k
+	for k in "${!step_secs[@]}"; do last_secs[$k]=${step_secs[$k]}; done
+	for k in "${!last_secs[@]}"; do printf '%s\t%s\n' "$k" "${last_secs[$k]}"; done > "$tfile"
+}
 
 # Host tests: kselftest TAP, one binary per feature.
+begin "host tests"
 s=$(date +%s)
 for t in "$top"/build/tests/host/*; do
 	[ -x "$t" ] || continue
 	n=${t##*/}
+	[ "$show" = 1 ] && log "check:   host/$n"
 	out=$("$t" 2>&1); rc=$?
 	echo "$out" | grep -aE '^(not ok|ok .*# SKIP)' | sed "s|^|host/$n: |"
 	p=$(echo "$out" | grep -acE '^ok [0-9]+ ' ); p=$((p - $(echo "$out" | grep -acE '^ok .*# SKIP')))
@@ -49,6 +88,7 @@ done
 step_time "host tests" "$s"
 
 # Userspace parsers under libFuzzer, bounded (FUZZ_SECONDS per harness).
+begin fuzz
 s=$(date +%s)
 out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-10} "$top/selftests/fuzz/run.sh" 2>&1); rc=$?
 echo "$out" | grep -aE '^(ok|not ok|# )' | sed 's|^|fuzz: |'
@@ -61,6 +101,7 @@ step_time "fuzz" "$s"
 
 if [ $host_only = 0 ]; then
 	for k in $kernels; do
+		begin "vm $k"
 		s=$(date +%s)
 		if "$top/scripts/vmtest.sh" "$k"; then :; fi
 		if [ -s "$top/build/vm/$k/summary" ]; then
@@ -72,6 +113,7 @@ if [ $host_only = 0 ]; then
 		step_time "vm $k" "$s"
 	done
 	if [ -x "$top/scripts/test-plants.sh" ] && [ "${PEVT_SKIP_PLANTS:-0}" != 1 ]; then
+		begin "runner self-tests"
 		s=$(date +%s)
 		out=$("$top/scripts/test-plants.sh" $kernels 2>&1); echo "$out" | grep -aE '^(ok|not ok) '
 		add "$(echo "$out" | grep -acE '^ok ')" "$(echo "$out" | grep -acE '^not ok ')" 0
@@ -79,6 +121,7 @@ if [ $host_only = 0 ]; then
 	fi
 fi
 
+save_timings
 echo "--- time per step"
 printf '%s\n' "${timings[@]}"
 printf '%-28s %5ss\n' total $(( $(date +%s) - t0 ))

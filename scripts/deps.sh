@@ -19,7 +19,7 @@ PKGS=(build-essential bc bison flex libssl-dev libelf-dev kmod cpio gzip xz-util
       qemu-system-x86 busybox-static dwarves
       linux-headers-amd64 linux-headers-6.12-amd64
       libbpf-dev liburing-dev zlib1g-dev libzstd-dev clang llvm libclang-rt-14-dev bpftool linux-perf
-      gnuplot-nox rsync file)
+      gnuplot-nox rsync file dkms pkg-config man-db)
 
 check_only=0
 [ "${1:-}" = --check ] && check_only=1
@@ -94,5 +94,19 @@ if [ ! -s "$ks/kselftest_harness.h" ]; then
 		linux-source-6.1/tools/testing/selftests/kselftest.h || true
 	[ -s "$ks/kselftest_harness.h" ] && [ -s "$ks/kselftest.h" ] ||
 		die "kselftest headers not found in $src_xz"
+fi
+# kselftest's build and run conventions (selftests/Makefile includes lib.mk;
+# its install uses the runner): from the same tree.
+if [ ! -s "$ks/lib.mk" ] || [ ! -s "$ks/kselftest/runner.sh" ] || [ ! -s "$ks/run_kselftest.sh" ]; then
+	[ $check_only = 1 ] && { echo "deps: kselftest lib.mk/runner not extracted" >&2; exit 1; }
+	log "extracting kselftest lib.mk and runner from linux-source-6.1"
+	xz -dc -T0 "$src_xz" | tar -x -C "$ks" --strip-components=4 --occurrence \
+		linux-source-6.1/tools/testing/selftests/lib.mk \
+		linux-source-6.1/tools/testing/selftests/run_kselftest.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/runner.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/prefix.pl \
+		linux-source-6.1/tools/testing/selftests/kselftest/module.sh || true
+	[ -s "$ks/lib.mk" ] && [ -s "$ks/kselftest/runner.sh" ] && [ -s "$ks/run_kselftest.sh" ] ||
+		die "kselftest lib.mk/runner not found in $src_xz"
 fi
 exit 0

@@ -144,10 +144,29 @@ cmdline="console=ttyS0 tsc=reliable panic=-1 oops=panic softlockup_panic=1 quiet
 log "$kname: booting ($accel, $(du -h "$out/initramfs.gz" | cut -f1) initramfs)"
 start=$(date +%s)
 rc=0
+: > "$out/results.txt"
 timeout --foreground "$VM_TIMEOUT" qemu-system-x86_64 -accel "$accel" -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
 	-kernel "$VMLINUZ" -initrd "$out/initramfs.gz" -append "$cmdline" \
 	-display none -monitor none -no-reboot \
-	-serial "file:$out/console.log" -serial "file:$out/results.txt" </dev/null || rc=$?
+	-serial "file:$out/console.log" -serial "file:$out/results.txt" </dev/null &
+qpid=$!
+# On a terminal (or PEVT_PROGRESS=1), say what the guest is doing as it
+# does it: one line per test with the time so far and, from the last
+# run's timings, an estimate of what is left.  Off a terminal, only the
+# log lines of the steps.
+# The stream also keeps each test's duration for the next estimate.
+trap 'kill $qpid 2>/dev/null' INT TERM
+show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
+if [ -n "$run_cmd" ]; then
+	steps=(${PEVT_STEPS:-run})
+else
+	steps=($(ls "$root/tests"))
+fi
+tail -n +1 -F --pid=$qpid "$out/results.txt" 2>/dev/null |
+	progress_stream "$kname" "$start" "$top/build/vm/$kname.timings" "$show" "${steps[@]}" >&2 &
+ppid=$!
+wait $qpid || rc=$?
+wait $ppid || true
 log "$kname: VM exited rc=$rc after $(( $(date +%s) - start ))s"
 
 # --- verdict ------------------------------------------------------------------

@@ -70,6 +70,7 @@ static int bench_clock(int argc, char **argv)
 	LIBPEVT_OPTS(pevt_open_opts, stock, .backend = PEVT_BACKEND_PERF);
 	LIBPEVT_OPTS(pevt_open_opts, dev, .backend = PEVT_BACKEND_DEVICE);
 
+	progress(true, now_ns(), 0, 1, "bench clock: task-clock of a %lu ms busy loop, stock and pevt", ms);
 	sfd = pevt_open(&attr, 0, -1, -1, &stock);
 	if (sfd < 0) {
 		p_err("perf_event_open(task-clock): %s", strerror(-sfd));

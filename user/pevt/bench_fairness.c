@@ -1068,7 +1068,8 @@ int bench_fairness(int argc, char **argv)
 	static struct run_result runs[MAX_SCEN * MAX_IVL * NR_SK];
 	struct switch_result sw[MAX_SW_CFG];
 	unsigned long ivl[MAX_IVL], ks[MAX_K] = { 1, 4 }, sk_list[NR_SK];
-	int nscen = 0, nivl = 0, nk = 2, nsk = 0, nruns = 0, nsw = 0;
+	int nscen = 0, nivl = 0, nk = 2, nsk = 0, nruns = 0, nsw = 0, planned;
+	uint64_t t0;
 	const char *json = NULL, *data = NULL;
 	FILE *jf = NULL, *df = NULL;
 	struct bench b = { 0 };
@@ -1188,6 +1189,10 @@ int bench_fairness(int argc, char **argv)
 	printf("pevt bench fairness on %s, workload CPU %d, %d vPMU slots, tick instrument %s\n",
 	       u.release, b.cpu, b.nr_counters, b.probes ? "kretprobes (debugfs pevt/probes)" : "none");
 
+	/* runs planned, for the progress lines */
+	for (s = 0, planned = 0; s < nscen; s++)
+		planned += (nivl ? nivl : scen[s].workload == PEVT_WL_PHASED ? 3 : 1) * nsk;
+	t0 = now_ns();
 	for (s = 0; s < nscen; s++) {
 		static const unsigned long phased_ivl[] = { 1, 4, 16 };
 		const unsigned long *iv = nivl ? ivl : scen[s].workload == PEVT_WL_PHASED ? phased_ivl :
@@ -1198,6 +1203,9 @@ int bench_fairness(int argc, char **argv)
 			int first = nruns;
 
 			for (i = 0; i < nsk; i++) {
+				progress(v == 0 && i == 0, t0, nruns, planned + (nk ? 1 : 0),
+					 "bench fairness: scenario %s (%d of %d), %s, interval %lu ms",
+					 scen[s].name, s + 1, nscen, sk_name[sk_list[i]], iv[v]);
 				if (run_one(&b, &scen[s], sk_list[i], iv[v], &runs[nruns]))
 					goto out;
 				nruns++;
@@ -1215,6 +1223,8 @@ int bench_fairness(int argc, char **argv)
 		for (k = 0; k < nk; k++)
 			for (i = 0; i < nsk; i++)
 				cfg[nsw++] = (struct switch_result){ .sk = sk_list[i], .k = ks[k] };
+		progress(true, t0, nruns, planned + 1,
+			 "bench fairness: context-switch cost, %d configurations", nsw);
 		if (run_switches(&b, cfg, nsw, sw_secs, sw))
 			goto out;
 		printf("\ncontext switches: two tasks ping-pong on CPU %d, k task events (cpu_ns) on each;\n"

@@ -605,6 +605,7 @@ int bench_output(int argc, char **argv)
 	struct bench b = { .calls = 50000, .pages = 8, .reps = 5, .trials = 300 };
 	const char *json = NULL;
 	unsigned long rep;
+	uint64_t t0;
 	long page = sysconf(_SC_PAGESIZE);
 	int s;
 	FILE *f;
@@ -665,9 +666,14 @@ int bench_output(int argc, char **argv)
 		b.res[s].has_reader = s != S_PEVT && s < NR_RECOVERY;
 	}
 
-	for (rep = 0; rep < b.reps; rep++)
+	t0 = now_ns();
+	for (rep = 0; rep < b.reps; rep++) {
+		progress(rep == 0, t0, (int)rep, (int)b.reps + NR_SUBJECTS,
+			 "bench output: cost per record, repetition %lu of %lu", rep + 1,
+			 (unsigned long)b.reps);
 		if (cost_once(&b, rep))
 			return -1;
+	}
 	b.base_median = median(b.base, b.reps);
 	for (s = 0; s < NR_SUBJECTS; s++) {
 		double tmp[MAX_REPS];
@@ -681,6 +687,8 @@ int bench_output(int argc, char **argv)
 		for (rep = 0; rep < b.reps; rep++)
 			tmp[rep] = ratio(b.res[s].ns[rep], b.res[S_WB].ns[rep]);
 		b.res[s].vs_wb = median(tmp, b.reps);
+		progress(s == 0, t0, b.reps + s, b.reps + NR_SUBJECTS,
+			 "bench output: subject %d of %d", s + 1, NR_SUBJECTS);
 		if (s >= NR_RECOVERY) {
 			for (rep = 0; rep < b.reps; rep++)
 				tmp[rep] = ratio(b.res[s].ns[rep],

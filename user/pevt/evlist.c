@@ -67,7 +67,24 @@ static int nr_fds(const struct evlist *el)
 	return el->nr_cpus * el->nr_threads;
 }
 
-int evlist__open(struct evlist *el, struct evlist_open_err *oerr)
+/* perf stat's stat_handle_error(): these mean "the kernel lacks it". */
+static bool err_unsupported(int err)
+{
+	return err == -EINVAL || err == -ENOSYS || err == -ENOENT ||
+	       err == -EOPNOTSUPP || err == -ENXIO;
+}
+
+static void counter_close(struct evlist *el, struct counter *ctr)
+{
+	int k;
+
+	for (k = 0; k < nr_fds(el); k++) {
+		pevt_evsel__delete(ctr->evsels[k]);
+		ctr->evsels[k] = NULL;
+	}
+}
+
+int evlist__open(struct evlist *el, bool skip, struct evlist_open_err *oerr)
 {
 	LIBPEVT_OPTS(pevt_open_opts, o, .backend = el->backend);
 	int i, c, t, ret;
@@ -76,6 +93,8 @@ int evlist__open(struct evlist *el, struct evlist_open_err *oerr)
 		el->ctrs[i].evsels = calloc(nr_fds(el), sizeof(struct pevt_evsel *));
 		if (!el->ctrs[i].evsels)
 			return -ENOMEM;
+		el->ctrs[i].supported = true;
+		el->ctrs[i].open_err = 0;
 	}
 	/* Leaders come before their members in list order. */
 	for (i = 0; i < el->nr; i++) {
@@ -84,6 +103,11 @@ int evlist__open(struct evlist *el, struct evlist_open_err *oerr)
 		struct perf_event_attr attr = d->attr;
 		bool leader = d->leader == i;
 
+		if (!el->ctrs[d->leader].supported) {
+			/* A skipped leader had no members: cannot happen. */
+			ctr->supported = false;
+			continue;
+		}
 		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 				   PERF_FORMAT_TOTAL_TIME_RUNNING;
 		/* Members follow their leader: enabling it starts the group. */
@@ -100,6 +124,17 @@ int evlist__open(struct evlist *el, struct evlist_open_err *oerr)
 					return -ENOMEM;
 				ctr->evsels[k] = ev;
 				ret = pevt_evsel__open(ev, el->threads[t], el->cpus[c], ld, &o);
+				/*
+				 * Only the first fd decides: a later one failing
+				 * is about its CPU or task, not the event.
+				 */
+				if (ret < 0 && skip && !k && err_unsupported(ret) &&
+				    !(leader && d->nr_members > 1)) {
+					ctr->supported = false;
+					ctr->open_err = ret;
+					counter_close(el, ctr);
+					goto next;
+				}
 				if (ret < 0) {
 					if (oerr) {
 						oerr->idx = i;
@@ -111,6 +146,8 @@ int evlist__open(struct evlist *el, struct evlist_open_err *oerr)
 				}
 			}
 		}
+next:
+		;
 	}
 	return 0;
 }
@@ -153,6 +190,8 @@ int evlist__read(struct evlist *el)
 		struct pevt_counts sum = { 0 };
 
 		ctr->nr_err = 0;
+		if (!ctr->supported)
+			continue;
 		for (k = 0; k < nr_fds(el); k++) {
 			ret = pevt_evsel__read(ctr->evsels[k], &c, 1);
 			if (ret == -ENODATA) {
@@ -177,14 +216,13 @@ int evlist__read(struct evlist *el)
 
 void evlist__close(struct evlist *el)
 {
-	int i, k;
+	int i;
 
 	/* Members first: a leader fd closing does not free its members. */
 	for (i = el->nr - 1; i >= 0; i--) {
 		if (!el->ctrs[i].evsels)
 			continue;
-		for (k = 0; k < nr_fds(el); k++)
-			pevt_evsel__delete(el->ctrs[i].evsels[k]);
+		counter_close(el, &el->ctrs[i]);
 		free(el->ctrs[i].evsels);
 		el->ctrs[i].evsels = NULL;
 	}
@@ -232,11 +270,9 @@ bool counts__scaled(const struct pevt_counts *c, double *scaled, double *pct)
 {
 	*scaled = (double)c->val;
 	*pct = 0;
-	if (!c->ena)
-		return true;	/* never enabled (yet): the count is 0 */
-	if (!c->run) {
+	if (!c->ena || !c->run) {
 		*scaled = 0;
-		return false;	/* enabled but never scheduled */
+		return false;	/* never enabled or never scheduled */
 	}
 	*pct = 100.0 * (double)c->run / (double)c->ena;
 	if (c->run < c->ena)

@@ -8,7 +8,7 @@
  *
  *	evlist__init(&el, evs, PEVT_BACKEND_DEVICE);
  *	evlist__set_target(&el, cpus, nr_cpus, threads, nr_threads);
- *	if (evlist__open(&el, &oerr))	// oerr names the event, cpu, thread
+ *	if (evlist__open(&el, true, &oerr))	// oerr names the event, cpu, thread
  *		...;
  *	evlist__enable(&el);
  *	...
@@ -30,6 +30,8 @@ struct counter {
 	struct pevt_counts prev;	/* the read before */
 	struct pevt_counts delta;	/* cur - prev */
 	int nr_err;			/* fds that read 0 bytes (error state) */
+	bool supported;			/* opened (false: perf's <not supported>) */
+	int open_err;			/* why not, negative errno */
 };
 
 struct evlist {
@@ -57,8 +59,12 @@ int evlist__init(struct evlist *el, struct pevt_events *events,
 int evlist__set_target(struct evlist *el, const int *cpus, int nr_cpus,
 		       const int *threads, int nr_threads);
 /* Every event disabled, read_format = TOTAL_TIME_ENABLED|RUNNING; leaders
- * are opened disabled and members follow them. */
-int evlist__open(struct evlist *el, struct evlist_open_err *oerr);
+ * are opened disabled and members follow them.  With @skip, an event the
+ * backend does not support (perf's list of errnos: EINVAL, ENOSYS, ENOENT,
+ * EOPNOTSUPP, ENXIO) on its first (cpu, thread) is marked !supported
+ * instead of failing, unless it leads a group with members (as perf
+ * stat).  A later fd failing fails the open: that is its CPU or task. */
+int evlist__open(struct evlist *el, bool skip, struct evlist_open_err *oerr);
 int evlist__enable(struct evlist *el);
 int evlist__disable(struct evlist *el);
 /* Read every fd: cur = sum, delta = cur - prev.  -errno on read failure. */
@@ -71,8 +77,9 @@ const char *evlist__open_hint(const struct evlist *el, int idx, int err);
 
 /*
  * counts__scaled() - val * ena / run, the usual estimate.  Sets *@pct to
- * 100 * run / ena (0 if never enabled).  Returns false when the event was
- * enabled but never ran (ena > 0, run == 0): perf's "<not counted>".
+ * 100 * run / ena (0 if never enabled).  Returns false when the event
+ * never ran or was never enabled (run == 0 or ena == 0), as perf stat's
+ * printout() decides "<not counted>".
  */
 bool counts__scaled(const struct pevt_counts *c, double *scaled, double *pct);
 

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "main.h"
 
@@ -42,6 +44,37 @@ void p_info(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
+}
+
+/*
+ * Long work says what it does, on stderr: every call on a terminal, only
+ * the @step ones elsewhere (one line per step in logs); PEVT_PROGRESS=0/1
+ * overrides the terminal test (make demo sets it in the guest).  "# " marks them
+ * apart from results in a stream (make demo reads the guest's).  @done
+ * of @total, with @t0 (now_ns()) the elapsed time and an estimate of
+ * what is left, when @done > 0.
+ */
+void progress(bool step, uint64_t t0, int done, int total, const char *fmt, ...)
+{
+	static int tty = -1;
+	double el = (now_ns() - t0) / 1e9;
+	va_list ap;
+
+	if (tty < 0) {
+		const char *e = getenv("PEVT_PROGRESS");
+
+		tty = e && *e ? !strcmp(e, "1") : isatty(STDERR_FILENO);
+	}
+	if (!step && !tty)
+		return;
+	fprintf(stderr, "# ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (%d/%d, %.0fs elapsed", done + 1, total, el);
+	if (done > 0)
+		fprintf(stderr, ", ~%.0fs left", el / done * (total - done));
+	fprintf(stderr, ")\n");
 }
 
 /* @s as a JSON string, quoted and escaped (NULL: ""). */
@@ -128,52 +161,101 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	return -1;
 }
 
+/*
+ * The subcommands.  Adding one: a line here, its do_NAME() in NAME.c
+ * (declared in main.h) and its page Documentation/man/pevt-NAME.1.md,
+ * which is also its --help text (pevt_help_text("NAME")) and what
+ * `pevt help NAME` opens.
+ */
+static int do_help(int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{ "help",	do_help,	"a command's manual page, or this text" },
+	{ "bench",	do_bench,	"A/B benchmarks: pevt against the stock kernel" },
+	{ "list",	do_list,	"the events, and the backends that open them" },
+	{ "record",	do_record,	"sample into a perf.data file stock perf reads" },
+	{ "report",	do_report,	"perf.data report like perf report --stdio" },
+	{ "stat",	do_stat,	"count events like perf stat, stock or pevt backend" },
+	{ 0 }
+};
+
+/* Print @cmd's --help text (from its man page source) on stderr. */
+int print_help(const char *cmd)
+{
+	const char *t = pevt_help_text(cmd);
+
+	if (json_output) {
+		fprintf(stdout, "null\n");
+		return 0;
+	}
+	fputs(t ? t : "no help text\n", stderr);
+	return 0;
+}
+
+/*
+ * `pevt help CMD`: man pevt-CMD, installed or else from the build tree,
+ * else the --help text.
+ */
 static int do_help(int argc, char **argv)
 {
-	fprintf(stderr,
-		"Usage: %s [--json] OBJECT { COMMAND | help }\n"
-		"       OBJECT := { bench | record | report | stat }\n"
-		"\n"
-		"  bench     A/B benchmarks: pevt against the stock kernel\n"
-		"  record    sample into a perf.data file stock perf reads\n"
-		"  report    perf.data report like perf report --stdio\n"
-		"  stat      count events like perf stat, stock or pevt backend\n",
-		bin_name);
-	return 0;
+	char page[128], path[512];
+	unsigned int i;
+	pid_t pid;
+	int st;
+
+	if (argc < 1)
+		return print_help("");
+	snprintf(page, sizeof(page), "pevt-%s", argv[0]);
+	for (i = 0; page[i]; i++)
+		if (page[i] == ' ')
+			page[i] = '-';
+	if (!pevt_help_text(argv[0])) {
+		p_err("no manual page for '%s' (commands: see '%s help')", argv[0], bin_name);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s.1", pevt_build_mandir, page);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* the installed page, else the one built with this binary */
+		execl("/bin/sh", "sh", "-c",
+		      "man -w \"$1\" >/dev/null 2>&1 && exec man \"$1\"; "
+		      "[ -r \"$2\" ] && exec man -l \"$2\"; exit 127",
+		      "sh", page, path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st))
+		return 0;
+	return print_help(argv[0]);
 }
 
 void usage(void)
 {
-	do_help(0, NULL);
+	print_help("");
 	exit(EXIT_FAILURE);
 }
-
-static const struct cmd cmds[] = {
-	{ "help",	do_help,	"this text" },
-	{ "bench",	do_bench,	"benchmarks" },
-	{ "record",	do_record,	"sample into perf.data (perf record)" },
-	{ "stat",	do_stat,	"count events (perf stat)" },
-	{ "report",	do_report,	"perf.data report (perf report --stdio)" },
-	{ 0 }
-};
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json",	no_argument,	NULL,	'j' },
 		{ "help",	no_argument,	NULL,	'h' },
+		{ "version",	no_argument,	NULL,	'V' },
 		{ 0 }
 	};
 	int opt, ret;
 
 	bin_name = argv[0];
-	while ((opt = getopt_long(argc, argv, "+jh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "+jhV", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'j':
 			json_output = true;
 			break;
 		case 'h':
 			do_help(0, NULL);
+			return 0;
+		case 'V':
+			printf("pevt %s\n", pevt_version);
 			return 0;
 		default:
 			usage();

@@ -36,6 +36,8 @@ struct cmd {
 void __attribute__((format(printf, 1, 2))) p_err(const char *fmt, ...);
 void __attribute__((format(printf, 1, 2))) p_info(const char *fmt, ...);
 void __attribute__((noreturn)) usage(void);
+void __attribute__((format(printf, 5, 6)))
+progress(bool step, uint64_t t0, int done, int total, const char *fmt, ...);
 int cmd_select(const struct cmd *cmds, int argc, char **argv,
 	       int (*help)(int argc, char **argv));
 bool is_prefix(const char *pfx, const char *str);
@@ -52,5 +54,12 @@ int bench_close(int argc, char **argv);		/* bench_close.c */
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 int do_report(int argc, char **argv);		/* report.c */
+int do_list(int argc, char **argv);		/* list.c */
+
+/* Generated from Documentation/man (scripts/mkhelp.sh). */
+extern const char pevt_version[];
+extern const char pevt_build_mandir[];
+const char *pevt_help_text(const char *cmd);	/* "stat", ..., "" for pevt */
+int print_help(const char *cmd);		/* pevt_help_text() on stderr */
 
 #endif
