@@ -51,6 +51,10 @@ MAN_SRCS  := $(sort $(wildcard Documentation/man/*.md))
 MAN_PAGES := $(patsubst Documentation/man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
 HELP_SRCS := $(filter Documentation/man/pevt%.1.md,$(MAN_SRCS))
 
+# What libpevt itself links: liburing (record's drain), libzstd
+# (PERF_RECORD_COMPRESSED), libelf (symbols, build ids).
+LIBPEVT_LIBS := -luring -lzstd -lelf -lm -pthread
+
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))
 
@@ -87,7 +91,7 @@ $(LIBPEVT): $(LIB_OBJS)
 
 $(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h) | $(MAN_PAGES)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) -luring -lzstd -lelf -lm -pthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) $(LIBPEVT_LIBS)
 
 $(BUILD)/bin/pevt-%: $(LIBPEVT) FORCE
 	@mkdir -p $(dir $@)
@@ -146,12 +150,12 @@ $(BUILD)/obj-pic/%.o: %.c $(wildcard include/uapi/linux/*.h user/lib/include/*/*
 
 $(LIB_SO): $(LIB_PIC_OBJS) user/lib/libpevt.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/lib/libpevt.map \
-		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) -lm -pthread
+		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) $(LIBPEVT_LIBS)
 
 $(BUILD)/libpevt.pc: Makefile
 	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 		'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
-		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: -lm -pthread' \
+		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: $(LIBPEVT_LIBS)' \
 		'Cflags: -I$${includedir}' > $@
 
 install: install-user install-lib install-man

@@ -48,7 +48,7 @@ for h in "${harnesses[@]}"; do
 	bin=$out/$name
 	# shellcheck disable=SC2086
 	if ! "$CLANG" "${cflags[@]}" $extra -o "$bin" "$top/selftests/fuzz/$src" \
-		"$top"/user/lib/*.c 2>"$out/$name.build.log"; then
+		"$top"/user/lib/*.c -luring -lzstd -lelf 2>"$out/$name.build.log"; then
 		echo "not ok $i $name # build failed"; sed 's/^/# /' "$out/$name.build.log"
 		fail=1; continue
 	fi

@@ -1161,7 +1161,7 @@ static int setup_target(struct record *r)
 
 /* ---- main loop -------------------------------------------------------- */
 
-static void progress(struct record *r, bool final)
+static void record_progress(struct record *r, bool final)
 {
 	double mb = pevt_data_writer__bytes(r->w) / 1048576.0;
 
@@ -1225,7 +1225,7 @@ static int record_loop(struct record *r, int sfd)
 		if (!r->o->argv && r->threads[0] != -1 && !nr_open)
 			break;	/* -p/-t: every task is gone */
 		if (now_ns() >= next) {
-			progress(r, false);
+			record_progress(r, false);
 			next = now_ns() + PROGRESS_NS;
 		}
 		if (ret)
@@ -1536,7 +1536,7 @@ int do_record(int argc, char **argv)
 	}
 	if (pevt_data_writer__finish(r.w))
 		goto write_error;
-	progress(&r, true);
+	record_progress(&r, true);
 	code = 0;
 	if (r.child < 0) {
 		status = -r.child - 1;
