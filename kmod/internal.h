@@ -68,6 +68,7 @@
 #include <linux/rcupdate.h>
 #include <linux/perf_event.h>
 #include <linux/wait.h>
+#include <linux/sched/clock.h>
 #include <asm/local64.h>
 
 struct file;
@@ -244,6 +245,21 @@ DECLARE_PER_CPU(struct pevt_cpu_context, pevt_cpu_ctx);
 static inline struct pevt_cpu_context *pevt_cpuctx(int cpu)
 {
 	return per_cpu_ptr(&pevt_cpu_ctx, cpu);
+}
+
+/*
+ * ctx->time as of now: it is brought up to date only at sched in/out and
+ * in the IPI handlers, so a context active on this CPU adds the time since
+ * ctx->timestamp (perf's task_clock_event_read(), calc_timer_values()).
+ * With ctx->lock held, or on the context's CPU with irqs off.
+ */
+static inline u64 pevt_ctx_time_now(const struct pevt_context *ctx)
+{
+	u64 now = READ_ONCE(ctx->time);
+
+	if (READ_ONCE(ctx->active_cpu) == raw_smp_processor_id())
+		now += local_clock() - READ_ONCE(ctx->timestamp);
+	return now;
 }
 
 static inline bool pevt_event_is_leader(const struct pevt_event *event)

@@ -154,11 +154,8 @@ static void out_build_id(struct pevt_event *event, struct task_struct *task,
  * calc_timer_values() for a sample). */
 static void out_times(struct pevt_event *e, u64 *enabled, u64 *running)
 {
-	struct pevt_context *ctx = e->ctx;
-	u64 now = READ_ONCE(ctx->time), delta = 0;
+	u64 now = pevt_ctx_time_now(e->ctx), delta = 0;
 
-	if (READ_ONCE(ctx->active_cpu) == raw_smp_processor_id())
-		now += local_clock() - READ_ONCE(ctx->timestamp);
 	if (now > e->tstamp)
 		delta = now - e->tstamp;
 	*enabled = e->total_time_enabled;

@@ -37,21 +37,13 @@ struct sw_clock_timer {
 /*
  * cpu-clock reads local_clock() (perf's cpu_clock_event_update());
  * task-clock reads the context's time, as perf's task_clock_event_read()
- * does: ctx->time, plus the time since ctx->timestamp when the context is
- * active here (it is brought up to date at sched in/out and in the IPI
- * handlers, not in the hrtimer), so value == time_running for a
- * task-clock alone.
+ * does, so value == time_running for a task-clock alone.
  */
 static u64 sw_clock_now(struct pevt_event *event)
 {
-	struct pevt_context *ctx = event->ctx;
-	u64 now = local_clock();
-
-	if (event->attr.config != PERF_COUNT_SW_TASK_CLOCK)
-		return now;
-	if (READ_ONCE(ctx->active_cpu) != smp_processor_id())
-		return ctx->time;
-	return ctx->time + now - ctx->timestamp;
+	if (event->attr.config == PERF_COUNT_SW_TASK_CLOCK)
+		return pevt_ctx_time_now(event->ctx);
+	return local_clock();
 }
 
 static void sw_clock_read(struct pevt_event *event)

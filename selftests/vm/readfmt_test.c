@@ -33,8 +33,8 @@
 #include "kselftest_harness.h"
 #include "common.h"
 
-#define RF_PAGES	16
-#define RF_CALLS	40
+#define RF_PAGES	4
+#define RF_CALLS	20
 #define RF_MAX		(3 + 2 * 3)	/* u64s of the largest read area */
 
 struct rf_val {
@@ -257,7 +257,19 @@ static const char *rf_name(uint64_t rf, char *buf, size_t len)
 	return buf;
 }
 
-TEST(every_combination)
+FIXTURE(rf) {
+};
+
+FIXTURE_SETUP(rf)
+{
+}
+
+FIXTURE_TEARDOWN(rf)
+{
+}
+
+/* 64 opens and maps of each backend: slow on the debug kernel. */
+TEST_F_TIMEOUT(rf, every_combination, 300)
 {
 	static const uint64_t bits[] = {
 		PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING,
