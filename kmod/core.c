@@ -303,7 +303,7 @@ void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type)
 
 /**
  * pevt_ctx_changed() - the set of enabled events of @ctx changed.
- * @ctx: the context, ctx->mutex held (not ctx->lock)
+ * @ctx: the context; process context, called after ctx->mutex is released
  *
  * Called after an event was added, removed, enabled or disabled, so that
  * the rotation scheduler can re-plan.  Nothing to do without it.

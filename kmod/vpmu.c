@@ -45,20 +45,20 @@ MODULE_PARM_DESC(nr_counters, "pevt_vpmu counter slots per CPU (1..64, default 4
  * sched_switch site is in __schedule().  6.12 guests under QEMU TCG took
  * an int3 oops in __schedule() right at such a flip (text_poke_bp() vs.
  * the other vCPU), once while perf created and destroyed events, once at
- * rmmod.  So flips are kept rare: by default probes are registered when a
- * counter first needs them and unregistered only after none has needed
- * them for probe_linger_ms; a module that never counts syscalls or
- * switches never touches those sites.
+ * rmmod.  So flips are kept rare.  With lazy_probes=1 a probe is
+ * registered when a counter first needs it and unregistered only after
+ * none has needed it for probe_linger_ms, so a module that never counts
+ * syscalls or switches never touches those sites.
  *
  * Lazy registration is not the default: the stock core calls event_init()
  * of a group sibling with the leader's ctx->mutex held (6.1
  * perf_try_init_event()), and registering a probe there takes
  * tracepoints_mutex -> cpu_hotplug_lock, which perf's hotplug callback
  * takes before pmus_lock -> cpuctx_mutex: lockdep (debug kernel) reports
- * that cycle.  By default (lazy_probes=0) both probes are registered at
- * load and unregistered at unload, so the text flips only at insmod/rmmod;
- * lazy_probes=1 is kept for measuring probe cost on kernels without the
- * nesting.
+ * that cycle.  By default (lazy_probes=0) both vPMU probes (sys_enter
+ * and sched_switch, vpmu_tps[]) are registered at load and unregistered
+ * at unload, so the text flips only at insmod/rmmod; lazy_probes=1 is
+ * kept for measuring probe cost on kernels without the nesting.
  */
 static bool lazy_probes;
 module_param(lazy_probes, bool, 0444);
