@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * VM test helpers for the context scheduler (kmod/sched.c): reload the
- * module with parameters, read one CPU's block of debugfs pevt_sched/plan.
+ * module with parameters, read one CPU's block of debugfs pevt_sched/plan,
+ * a busy child pinned to a CPU.
  */
 #ifndef PEVT_SELFTESTS_SCHED_PLAN_H
 #define PEVT_SELFTESTS_SCHED_PLAN_H
@@ -66,6 +67,21 @@ static inline int read_plan(int cpu, struct plan_info *p)
 	}
 	fclose(f);
 	return p->found ? 0 : -1;
+}
+
+/* A child spinning on @cpu forever (kill it); its pid, or -1. */
+static inline pid_t sched_busy_child(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		pin_to_cpu(cpu);
+		for (;;)
+			x++;
+	}
+	return pid;
 }
 
 #endif /* PEVT_SELFTESTS_SCHED_PLAN_H */

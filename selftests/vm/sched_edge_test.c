@@ -100,20 +100,6 @@ static int slot_owners(int cpu, char *own, size_t len)
 	return ret;
 }
 
-static pid_t busy_child(int cpu)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		volatile unsigned long x = 0;
-
-		pin_to_cpu(cpu);
-		for (;;)
-			x++;
-	}
-	return pid;
-}
-
 static void reap(pid_t pid)
 {
 	if (pid > 0) {
@@ -280,7 +266,7 @@ TEST_F(edge, policy_switch)
 
 	ASSERT_EQ(0, pin_to_cpu(0));
 	for (task = 0; task < 2; task++) {
-		child = busy_child(1);
+		child = sched_busy_child(1);
 		ASSERT_LT(0, child);
 		sleep_ns(NSEC_PER_SEC / 20);
 		for (i = 0; i < 4; i++) {
