@@ -32,7 +32,7 @@
  *  - when the stock side takes or gives back slots (sched_slots_changed()).
  * The tick (hrtimer, mux_interval_ms) only switches rotation r out and
  * r + 1 in using the slots the plan chose; it is armed only while R > 1
- * (or a planned group failed to go on, or a plan is awaited).
+ * (or a planned group failed to go on).
  *
  * Policy classic: perf 6.1's perf_rotate_context() on the same plumbing:
  * greedy sched-in (core.c ctx_sched_in()), and on each tick rotate the
@@ -724,12 +724,12 @@ static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
 		more = ret > 0;
 		if (ret < 0 && !sc->overflow) {
 			/*
-			 * The plan is being made: keep what runs.  (A classic
-			 * rotation here would reorder the lists, i.e. change
-			 * the key the plan is being made for.)  The work's
-			 * IPI applies it; the tick keeps looking meanwhile.
+			 * The plan is being made: keep what runs, no tick.
+			 * (A classic rotation here would reorder the lists,
+			 * i.e. change the key the plan is being made for.)
+			 * The work's IPI applies it and arms the tick if R > 1.
 			 */
-			more = true;
+			more = false;
 		} else if (ret < 0) {
 			sc->bypass = true;
 			more = advance ? sched_classic(cctx, tctx) :
