@@ -23,6 +23,7 @@ void sched_slots_changed(int cpu);
 
 int pevt_sched_init(void);
 void *pevt_sched_tick_fn(void);	/* for the bench instrument (probe.c) */
+void *pevt_sched_replan_fn(void);
 void pevt_sched_exit(void);
 
 /* vpmu_src.c */

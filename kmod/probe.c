@@ -13,6 +13,10 @@
  *   stock_sched_out  __perf_event_task_sched_out() stock switch, out half
  *   stock_sched_in   __perf_event_task_sched_in()  stock switch, in half
  *   pevt_switch      pevt's sched_switch probe    pevt switch, both halves
+ *   pevt_replan      sched_replan_ipi()           pevt's replan/take IPI
+ *
+ * All of them run with irqs off: max_ns is the worst irq-off time of one
+ * tick, switch or IPI (rot_plan() runs in a work item, not in any of them).
  *
  * The probes cost the same (int3 or an optimised jump, plus the two
  * handlers) on every target, so absolute numbers carry that overhead
@@ -42,6 +46,7 @@ struct probe_target {
 	int		err;		/* of the last registration, 0 */
 	bool		armed;
 	atomic64_t	calls, ns;
+	atomic64_t	max_ns;		/* longest single call */
 };
 
 static struct probe_target targets[] = {
@@ -50,6 +55,7 @@ static struct probe_target targets[] = {
 	{ .name = "stock_sched_out",	.symbol = "__perf_event_task_sched_out" },
 	{ .name = "stock_sched_in",	.symbol = "__perf_event_task_sched_in" },
 	{ .name = "pevt_switch",	.addr = pevt_context_switch_fn },
+	{ .name = "pevt_replan",	.addr = pevt_sched_replan_fn },
 };
 
 static DEFINE_MUTEX(probe_mutex);
@@ -66,9 +72,12 @@ static int probe_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct probe_target *t = container_of(get_kretprobe(ri),
 					      struct probe_target, rp);
 	u64 d = local_clock() - *(u64 *)ri->data;
+	s64 old = atomic64_read(&t->max_ns);
 
 	atomic64_inc(&t->calls);
 	atomic64_add(d, &t->ns);
+	while ((s64)d > old && !atomic64_try_cmpxchg(&t->max_ns, &old, d))
+		;
 	return 0;
 }
 
@@ -79,6 +88,7 @@ static void probes_reset(void)
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		atomic64_set(&targets[i].calls, 0);
 		atomic64_set(&targets[i].ns, 0);
+		atomic64_set(&targets[i].max_ns, 0);
 	}
 }
 
@@ -129,11 +139,12 @@ static int probes_show(struct seq_file *m, void *v)
 		if (!t->armed && t->err)
 			seq_printf(m, "%s unavailable %d\n", t->name, t->err);
 		else
-			seq_printf(m, "%s armed %d calls %lld ns %lld missed %d\n",
+			seq_printf(m, "%s armed %d calls %lld ns %lld missed %d max_ns %lld\n",
 				   t->name, t->armed,
 				   (long long)atomic64_read(&t->calls),
 				   (long long)atomic64_read(&t->ns),
-				   t->armed ? t->rp.nmissed : 0);
+				   t->armed ? t->rp.nmissed : 0,
+				   (long long)atomic64_read(&t->max_ns));
 	}
 	mutex_unlock(&probe_mutex);
 	return 0;

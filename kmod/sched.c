@@ -12,19 +12,27 @@
  * never look like a cached one) and plans only on a mismatch, i.e. when the
  * event set changed or a different task context is active here.
  *
- * WHERE planning runs: always on the CPU itself, irqs off, with both
- * context locks held (task ctx, then CPU ctx: internal.h rule 3), into a
- * workspace preallocated per CPU at module load for SCHED_MAX_GROUPS
- * groups, so nothing allocates in atomic context.  It is triggered
- *  - from process context when the event set changes (pevt_ctx_changed()
- *    -> sched_ctx_changed() -> IPI to the CPU where the context is active),
- *  - by the hrtimer when a context switch met a cache miss: the switch
- *    itself never plans (it may swap in a plan parked for the incoming
- *    pair, sched_task_switch_in()); on a miss it schedules greedily
- *    (perf's pass) and kicks the timer with zero delay, which plans and
- *    applies rotation 0.
+ * WHERE planning runs: never with irqs off.  The CPU (irqs off, both
+ * context locks held: task ctx, then CPU ctx, internal.h rule 3) only
+ * compares keys, takes ready plans and applies rotations.  A key without
+ * a plan becomes a request (sched_request(): the planner's input copied
+ * into a per-CPU buffer, a work item queued); sched_plan_work() runs
+ * rot_plan() preemptible into a workspace preallocated per CPU at module
+ * load for SCHED_MAX_GROUPS groups, parks the result with the saved
+ * plans and IPIs the CPU, which takes it if its pair is current (else the
+ * next switch or tick that meets the pair does).  Until then what runs
+ * keeps running.  Keys change
+ *  - when the event set changes (pevt_ctx_changed() -> sched_ctx_changed()
+ *    -> IPI to the CPU where the context is active),
+ *  - at a context switch to a pair without a current plan: the switch
+ *    may take a plan parked for the incoming pair
+ *    (sched_task_switch_in()); on a miss it schedules greedily (perf's
+ *    pass) and kicks the timer with zero delay, which takes the parked
+ *    plan or requests one,
+ *  - when the stock side takes or gives back slots (sched_slots_changed()).
  * The tick (hrtimer, mux_interval_ms) only switches rotation r out and
- * r + 1 in using the slots the plan chose; it is armed only while R > 1.
+ * r + 1 in using the slots the plan chose; it is armed only while R > 1
+ * (or a planned group failed to go on).
  *
  * Policy classic: perf 6.1's perf_rotate_context() on the same plumbing:
  * greedy sched-in (core.c ctx_sched_in()), and on each tick rotate the
@@ -46,6 +54,7 @@
 #include <linux/smp.h>
 #include <linux/cpu.h>
 #include <linux/workqueue.h>
+#include <linux/irq_work.h>
 #include <linux/sched/clock.h>
 
 #include "internal.h"
@@ -143,6 +152,7 @@ struct sched_cpu {
 	 * which takes it like any parked plan if its pair is current.  Until
 	 * then what ran keeps running (classic rotation at the tick).
 	 */
+	struct irq_work		kick;	/* queues work, outside our locks */
 	struct work_struct	work;
 	u64			gen;	/* bumped by every request and forget */
 	bool			req_live; /* req not yet answered by pend */
@@ -439,8 +449,22 @@ static int sched_request(struct sched_cpu *sc, u32 n,
 	q->groups[0].flags = ROT_F_PINNED;
 	sc->req_live = true;
 	sc->req_err = 0;
-	queue_work_on(smp_processor_id(), system_highpri_wq, &sc->work);
+	/*
+	 * Not queue_work() here: it may wake a kworker (pool->lock ->
+	 * pi_lock -> rq->lock) while we hold context locks, which the
+	 * context switch takes under rq->lock.  An irq_work queues it from
+	 * interrupt context, holding nothing.
+	 */
+	irq_work_queue(&sc->kick);
 	return 0;
+}
+
+/* irq_work: hand the request to a kworker (any CPU: planning is pure). */
+static void sched_kick(struct irq_work *iw)
+{
+	struct sched_cpu *sc = container_of(iw, struct sched_cpu, kick);
+
+	queue_work(system_unbound_wq, &sc->work);
 }
 
 /* Forget every plan of this CPU (policy change, offline).  slock held. */
@@ -700,12 +724,12 @@ static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
 		more = ret > 0;
 		if (ret < 0 && !sc->overflow) {
 			/*
-			 * The plan is being made: keep what runs.  (A classic
-			 * rotation here would reorder the lists, i.e. change
-			 * the key the plan is being made for.)  The work's
-			 * IPI applies it; the tick keeps looking meanwhile.
+			 * The plan is being made: keep what runs, no tick.
+			 * (A classic rotation here would reorder the lists,
+			 * i.e. change the key the plan is being made for.)
+			 * The work's IPI applies it and arms the tick if R > 1.
 			 */
-			more = true;
+			more = false;
 		} else if (ret < 0) {
 			sc->bypass = true;
 			more = advance ? sched_classic(cctx, tctx) :
@@ -799,6 +823,12 @@ static void sched_replan_ipi(void *info)
 	else if (READ_ONCE(sched_policy) == SCHED_ROTID && sc->valid)
 		hrtimer_try_to_cancel(&sc->timer);
 	sched_pass_time(sc, t0);
+}
+
+/* The replan IPI's address, for the bench instrument (probe.c). */
+void *pevt_sched_replan_fn(void)
+{
+	return sched_replan_ipi;
 }
 
 /* ---- hooks ------------------------------------------------------- */
@@ -917,7 +947,7 @@ void sched_rotation_needed(void)
 
 /**
  * sched_ctx_changed() - the event set of @ctx changed: re-plan
- * @ctx: the context, ctx->mutex held, process context
+ * @ctx: the context; process context, no lock held (ctx->mutex released)
  *
  * Re-plans on the CPU where @ctx is active (a CPU context: its CPU), so
  * the plan is ready before the next tick or switch.  A task that moves
@@ -1151,6 +1181,7 @@ int pevt_sched_init(void)
 		per_cpu(sched_cpus, cpu) = sc;
 		sc->cpu = cpu;
 		INIT_WORK(&sc->work, sched_plan_work);
+		init_irq_work(&sc->kick, sched_kick);
 		raw_spin_lock_init(&sc->slock);
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		sc->timer.function = pevt_sched_tick;
@@ -1211,6 +1242,7 @@ void pevt_sched_exit(void)
 
 		if (!sc)
 			continue;
+		irq_work_sync(&sc->kick);
 		cancel_work_sync(&sc->work);
 		hrtimer_cancel(&sc->timer);
 		kvfree(sc->ws);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * VM test helpers for the context scheduler (kmod/sched.c): reload the
- * module with parameters, read one CPU's block of debugfs pevt_sched/plan.
+ * module with parameters, read one CPU's block of debugfs pevt_sched/plan,
+ * a busy child pinned to a CPU.
  */
 #ifndef PEVT_SELFTESTS_SCHED_PLAN_H
 #define PEVT_SELFTESTS_SCHED_PLAN_H
@@ -30,6 +31,7 @@ static inline int sched_reload(const char *params)
 struct plan_info {
 	int found, valid, R, r, groups;
 	long long ticks, plans, hits, timer;
+	unsigned long long foreign, plan_ns_max, pass_ns_max;
 	char state[PLAN_MAXG][16];
 };
 
@@ -48,9 +50,10 @@ static inline int read_plan(int cpu, struct plan_info *p)
 		int c, o, gi;
 		char pol[16], st[16];
 
-		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld timer %lld",
+		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld timer %lld foreign %llx plan_ns_max %llu pass_ns_max %llu",
 			   &c, pol, &q.valid, &o, &q.R, &q.r, &q.ticks, &q.plans,
-			   &q.groups, &q.hits, &q.timer) >= 10) {
+			   &q.groups, &q.hits, &q.timer, &q.foreign, &q.plan_ns_max,
+			   &q.pass_ns_max) >= 10) {
 			in = c == cpu;
 			if (in) {
 				*p = q;
@@ -64,6 +67,21 @@ static inline int read_plan(int cpu, struct plan_info *p)
 	}
 	fclose(f);
 	return p->found ? 0 : -1;
+}
+
+/* A child spinning on @cpu forever (kill it); its pid, or -1. */
+static inline pid_t sched_busy_child(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		pin_to_cpu(cpu);
+		for (;;)
+			x++;
+	}
+	return pid;
 }
 
 #endif /* PEVT_SELFTESTS_SCHED_PLAN_H */

@@ -60,20 +60,6 @@ struct scen {
 	__u64 enabled[MAXG], running[MAXG];
 };
 
-static pid_t busy_child(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		volatile unsigned long x = 0;
-
-		pin_to_cpu(CPU);
-		for (;;)
-			x++;
-	}
-	return pid;
-}
-
 static int open_group(enum backend be, int dev, const struct gspec *g,
 		      pid_t child, int *leader, int *sfd)
 {
@@ -118,7 +104,7 @@ static int open_group(enum backend be, int dev, const struct gspec *g,
  */
 static int run_scen(enum backend be, struct scen *s, struct plan_info *pi)
 {
-	pid_t child = busy_child();
+	pid_t child = sched_busy_child(CPU);
 	int dev = -1, i, ret = -1;
 
 	if (child < 0)
