@@ -726,6 +726,11 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 		if (put_user(event->id, (u64 __user *)arg))
 			return -EFAULT;
 		return 0;
+	case PERF_EVENT_IOC_SET_OUTPUT:
+		/* inherit.c: children on every CPU would share one buffer. */
+		if (event->cpu == -1 && event->attr.inherit)
+			return -EINVAL;
+		fallthrough;
 	default:
 		/* SET_OUTPUT, PAUSE_OUTPUT: output.c */
 		ret = pevt_output_ioctl(event, cmd, arg);

@@ -28,9 +28,16 @@
 
 static DEFINE_MUTEX(out_mutex);
 
+/* An inherited event writes into its parent's buffer (perf_output_begin()). */
 static inline struct pevt_rb *out_rb(struct pevt_event *event)
 {
-	return rcu_dereference(event->rb);
+	return rcu_dereference((event->parent ?: event)->rb);
+}
+
+/* primary_event_id(): an inherited event's records carry its parent's id. */
+static inline u64 out_primary_id(struct pevt_event *event)
+{
+	return event->parent ? event->parent->id : event->id;
 }
 
 static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
@@ -104,13 +111,13 @@ static void out_build_id(struct pevt_event *event, struct task_struct *task,
 	if (st & PERF_SAMPLE_TIME)
 		id->v[n++] = time;
 	if (st & PERF_SAMPLE_ID)
-		id->v[n++] = event->id;
+		id->v[n++] = out_primary_id(event);
 	if (st & PERF_SAMPLE_STREAM_ID)
 		id->v[n++] = event->id;
 	if (st & PERF_SAMPLE_CPU)
 		id->v[n++] = raw_smp_processor_id();
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		id->v[n++] = event->id;
+		id->v[n++] = out_primary_id(event);
 	id->len = n * sizeof(u64);
 }
 
@@ -237,7 +244,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	if (!rb)
 		goto out;
 	out_build_id(event, current, time, &id);
-	lid.id = event->id;
+	lid.id = out_primary_id(event);
 	lid.sample_id = id.v;
 	lid.sample_id_len = id.len;
 	if (rb_output_begin(&h, rb, &hdr, &lid)) {
@@ -245,8 +252,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		goto out;
 	}
 	rb_output_put(&h, hdr);
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		rb_output_put(&h, event->id);
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		v = out_primary_id(event);
+		rb_output_put(&h, v);
+	}
 	if (st & PERF_SAMPLE_IP) {
 		v = regs ? instruction_pointer(regs) : 0;
 		rb_output_put(&h, v);
@@ -261,8 +270,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		v = 0;
 		rb_output_put(&h, v);
 	}
-	if (st & PERF_SAMPLE_ID)
-		rb_output_put(&h, event->id);
+	if (st & PERF_SAMPLE_ID) {
+		v = out_primary_id(event);
+		rb_output_put(&h, v);
+	}
 	if (st & PERF_SAMPLE_STREAM_ID)
 		rb_output_put(&h, event->id);
 	if (st & PERF_SAMPLE_CPU) {
@@ -308,7 +319,7 @@ void pevt_output_sb_write(struct pevt_event *event,
 		goto out;
 	out_build_id(event, current, local_clock(), &id);
 	hdr.size = sizeof(hdr) + body_len + tail_len + id.len;
-	lid.id = event->id;
+	lid.id = out_primary_id(event);
 	lid.sample_id = id.v;
 	lid.sample_id_len = id.len;
 	if (rb_output_begin(&h, rb, &hdr, &lid)) {
