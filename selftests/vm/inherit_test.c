@@ -306,11 +306,15 @@ TEST_F_TIMEOUT(inh, close_with_children_alive, 60)
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, evset_open(self->dev, pid, 1, 0, &pv));
 	ASSERT_EQ(1, write(go, "g", 1));
-	sleep_ns(400 * NSEC_PER_MSEC);
-	during = live_events();
+	/* Both sleeps forked and inherited: 3 + 2 * 3 events (10 s max). */
+	for (int i = 0; i < 100; i++) {
+		during = live_events();
+		if (before < 0 || during >= before + 9)
+			break;
+		sleep_ns(100 * NSEC_PER_MSEC);
+	}
 	evset_close(&pv);
 	if (before >= 0) {
-		/* 3 opened + 3 per sleeping child. */
 		EXPECT_LE(before + 9, during);
 		EXPECT_EQ(before, live_events()) TH_LOG("children kept after close");
 	}
@@ -448,7 +452,15 @@ TEST_F_TIMEOUT(inh, sampling_children_write_parent_buffer, 120)
 	for (int k = 0; k < 2; k++) {
 		/* perf: a child's samples carry the parent's id. */
 		EXPECT_EQ(0, sd[k].bad_id) TH_LOG("backend %d", k);
-		EXPECT_EQ(0, sd[k].bad_stream) TH_LOG("backend %d", k);
+		/*
+		 * Each child event's own id in STREAM_ID.  Not checked on
+		 * stock: 6.1 swaps equivalent contexts of parent and child
+		 * at a switch between them (perf_event_context_sched_out()),
+		 * so the parent's event samples the child: 90 of 171 child
+		 * samples had the parent's stream id.
+		 */
+		if (k == 1)
+			EXPECT_EQ(0, sd[k].bad_stream);
 		EXPECT_LE(2, sd[k].pids) TH_LOG("backend %d", k);
 		EXPECT_LT(0, sd[k].child_samples) TH_LOG("backend %d", k);
 	}
