@@ -226,6 +226,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	struct out_id id;
 	struct pevt_rb *rb;
 	u64 time = local_clock(), v;
+	const u64 *cc = NULL;
 
 	hdr.type = PERF_RECORD_SAMPLE;
 	hdr.misc = regs && user_mode(regs) ? PERF_RECORD_MISC_USER :
@@ -238,6 +239,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 				   PERF_SAMPLE_PERIOD));
 	if (st & PERF_SAMPLE_READ)
 		hdr.size += out_read_size(event);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		cc = pevt_callchain(event, regs);	/* callchain.c */
+		hdr.size += (1 + cc[0]) * sizeof(u64);
+	}
 
 	rcu_read_lock();
 	rb = out_rb(event);
@@ -284,6 +289,8 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		rb_output_put(&h, period);
 	if (st & PERF_SAMPLE_READ)
 		out_read(&h, event);
+	if (cc)
+		rb_output_copy(&h, cc, (1 + cc[0]) * sizeof(u64));
 	if (!event->attr.watermark)
 		rb_count_event(&h, event->attr.wakeup_events);
 	rb_output_end(&h);

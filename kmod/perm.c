@@ -80,19 +80,31 @@ static struct file *perm_paranoid_file;
  */
 int perm_paranoid(void)
 {
+	return perm_proc_int(perm_paranoid_file, PERM_PARANOID_UNKNOWN);
+}
+
+/**
+ * perm_proc_int() - the integer a procfs sysctl file opened at load reads.
+ * @f: the file (perm_proc_open()), or NULL
+ * @dflt: returned if it cannot be read
+ *
+ * Return: the value or @dflt.
+ */
+int perm_proc_int(struct file *f, int dflt)
+{
 	char buf[16];
 	loff_t pos = 0;
 	ssize_t n;
 	int val;
 
-	if (!perm_paranoid_file)
-		return PERM_PARANOID_UNKNOWN;
-	n = kernel_read(perm_paranoid_file, buf, sizeof(buf) - 1, &pos);
+	if (!f)
+		return dflt;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
 	if (n <= 0)
-		return PERM_PARANOID_UNKNOWN;
+		return dflt;
 	buf[n] = '\0';
 	if (kstrtoint(strim(buf), 10, &val))
-		return PERM_PARANOID_UNKNOWN;
+		return dflt;
 	return val;
 }
 
@@ -314,21 +326,36 @@ void perm_uncharge(struct perm_user *user)
  */
 int perm_init(void)
 {
-	struct file *f = filp_open(PERM_PARANOID_PATH, O_RDONLY, 0);
+	perm_paranoid_file = perm_proc_open(PERM_PARANOID_PATH);
+	if (!perm_paranoid_file)
+		pr_warn("pevt: no %s: unprivileged opens refused\n",
+			PERM_PARANOID_PATH);
+	return 0;
+}
+
+/**
+ * perm_proc_open() - open a sysctl file for perm_proc_int(), at load.
+ * @path: under /proc/sys
+ *
+ * Runs in insmod's context (root, its mount namespace).  The file must be
+ * on procfs.
+ *
+ * Return: the file, or NULL (with a warning in the log).
+ */
+struct file *perm_proc_open(const char *path)
+{
+	struct file *f = filp_open(path, O_RDONLY, 0);
 
 	if (IS_ERR(f)) {
-		pr_warn("pevt: cannot open %s (%ld): unprivileged opens refused\n",
-			PERM_PARANOID_PATH, PTR_ERR(f));
-		return 0;
+		pr_warn("pevt: cannot open %s (%ld)\n", path, PTR_ERR(f));
+		return NULL;
 	}
 	if (file_inode(f)->i_sb->s_magic != PROC_SUPER_MAGIC) {
-		pr_warn("pevt: %s is not on procfs: unprivileged opens refused\n",
-			PERM_PARANOID_PATH);
+		pr_warn("pevt: %s is not on procfs\n", path);
 		filp_close(f, NULL);
-		return 0;
+		return NULL;
 	}
-	perm_paranoid_file = f;
-	return 0;
+	return f;
 }
 
 /**

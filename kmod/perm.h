@@ -22,6 +22,9 @@ struct perm_user *perm_charge(void);
 void perm_uncharge(struct perm_user *user);
 bool perm_exec_detach(struct task_struct *task);
 int perm_paranoid(void);
+struct file;
+struct file *perm_proc_open(const char *path);
+int perm_proc_int(struct file *f, int dflt);
 int perm_init(void);
 void perm_exit(void);
 
