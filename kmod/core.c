@@ -711,6 +711,11 @@ static long pevt_event_ioctl(struct file *file, unsigned int cmd,
 		if (put_user(event->id, (u64 __user *)arg))
 			return -EFAULT;
 		return 0;
+	case PERF_EVENT_IOC_SET_OUTPUT:
+		/* inherit.c: children on every CPU would share one buffer. */
+		if (event->cpu == -1 && event->attr.inherit)
+			return -EINVAL;
+		fallthrough;
 	default:
 		/* SET_OUTPUT, PAUSE_OUTPUT: output.c */
 		ret = pevt_output_ioctl(event, cmd, arg);
@@ -859,7 +864,7 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	if (attr->exclusive || attr->use_clockid || attr->precise_ip ||
 	    attr->branch_sample_type || attr->sample_regs_user ||
 	    attr->sample_stack_user || attr->sample_regs_intr ||
-	    attr->aux_watermark || attr->sample_max_stack ||
+	    attr->aux_watermark ||
 	    attr->aux_sample_size || attr->sig_data)
 		return -EOPNOTSUPP;
 	return 0;
@@ -959,6 +964,10 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	if (cpu < -1 || cpu >= (int)nr_cpu_ids)
 		return -EINVAL;
 	ret = pevt_attr_check(attr);
+	if (ret)
+		return ret;
+	/* sample_max_stack against perf_event_max_stack: callchain.c */
+	ret = pevt_callchain_check_attr(attr);
 	if (ret)
 		return ret;
 	/* Permissions (perm.c): paranoid level, kernel counting. */

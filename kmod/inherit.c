@@ -21,9 +21,14 @@
  *  - enable_on_exec: at exec a task work enables, before the new program
  *    runs, the context's enable_on_exec events (once each, as perf).
  *
- * Not (yet) supported, -EOPNOTSUPP at open: inherit with sampling (the
- * children's samples would go to the parent's buffer), inherit_stat,
- * remove_on_exec.  A fork whose child events cannot be allocated does
+ *  - Sampling: a child's samples and side-band records go into its
+ *    parent's buffer with the parent's id (output.c), so `perf record`'s
+ *    per-CPU inherit events work; an inherit event with cpu -1 can
+ *    neither be mapped (as perf) nor redirected with SET_OUTPUT (its
+ *    children would write into one buffer from every CPU).
+ *
+ * Not (yet) supported: inherit_stat, remove_on_exec (-EOPNOTSUPP), inherit
+ * with PERF_SAMPLE_READ (-EINVAL, as perf 6.1).  A fork whose child events cannot be allocated does
  * not fail (perf fails the fork with -ENOMEM): the child is not counted.
  *
  * Locking: pevt_inherit_mutex comes first, before any ctx->mutex; paths
@@ -66,8 +71,9 @@ int pevt_inherit_check_attr(const struct perf_event_attr *attr)
 		return -EINVAL;
 	if (attr->inherit_stat || attr->remove_on_exec)
 		return -EOPNOTSUPP;
-	if (attr->inherit && (attr->sample_period || attr->freq))
-		return -EOPNOTSUPP;
+	/* perf 6.1: children's samples cannot read the parent's group. */
+	if (attr->inherit && (attr->sample_type & PERF_SAMPLE_READ))
+		return -EINVAL;
 	return 0;
 }
 

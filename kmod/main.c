@@ -53,6 +53,7 @@ static int __init pevt_init(void)
 	ret = perm_init();
 	if (ret)
 		goto err_sched;
+	pevt_callchain_init();
 	ret = pevt_chardev_init();
 	if (ret)
 		goto err_perm;
@@ -60,6 +61,7 @@ static int __init pevt_init(void)
 	return 0;
 
 err_perm:
+	pevt_callchain_exit();
 	perm_exit();
 err_sched:
 	pevt_sched_exit();
@@ -86,6 +88,7 @@ static void __exit pevt_exit(void)
 {
 	pevt_probe_exit();
 	pevt_chardev_exit();
+	pevt_callchain_exit();
 	perm_exit();
 	pevt_sched_exit();
 	pevt_vpmu_src_exit();

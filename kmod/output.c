@@ -29,9 +29,16 @@
 
 static DEFINE_MUTEX(out_mutex);
 
+/* An inherited event writes into its parent's buffer (perf_output_begin()). */
 static inline struct pevt_rb *out_rb(struct pevt_event *event)
 {
-	return rcu_dereference(event->rb);
+	return rcu_dereference((event->parent ?: event)->rb);
+}
+
+/* primary_event_id(): an inherited event's records carry its parent's id. */
+static inline u64 out_primary_id(struct pevt_event *event)
+{
+	return event->parent ? event->parent->id : event->id;
 }
 
 static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
@@ -140,13 +147,13 @@ static void out_build_id(struct pevt_event *event, struct task_struct *task,
 	if (st & PERF_SAMPLE_TIME)
 		id->v[n++] = time;
 	if (st & PERF_SAMPLE_ID)
-		id->v[n++] = event->id;
+		id->v[n++] = out_primary_id(event);
 	if (st & PERF_SAMPLE_STREAM_ID)
 		id->v[n++] = event->id;
 	if (st & PERF_SAMPLE_CPU)
 		id->v[n++] = raw_smp_processor_id();
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		id->v[n++] = event->id;
+		id->v[n++] = out_primary_id(event);
 	id->len = n * sizeof(u64);
 }
 
@@ -338,6 +345,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	struct out_id id;
 	struct pevt_rb *rb;
 	u64 time, v;
+	const u64 *cc = NULL;
 
 	hdr.type = PERF_RECORD_SAMPLE;
 	hdr.misc = regs && user_mode(regs) ? PERF_RECORD_MISC_USER :
@@ -351,6 +359,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	if (st & PERF_SAMPLE_READ)
 		hdr.size += pevt_read_size(event->attr.read_format,
 					   event->group_leader->nr_siblings);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		cc = pevt_callchain(event, regs);	/* callchain.c */
+		hdr.size += (1 + cc[0]) * sizeof(u64);
+	}
 
 	rcu_read_lock();
 	rb = out_rb(event);
@@ -360,14 +372,16 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		goto lost;
 	time = local_clock();
 	out_build_id(event, current, time, &id);
-	lid.id = event->id;
+	lid.id = out_primary_id(event);
 	lid.sample_id = id.v;
 	lid.sample_id_len = id.len;
 	if (rb_output_begin(&h, rb, &hdr, &lid))
 		goto lost;
 	rb_output_put(&h, hdr);
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		rb_output_put(&h, event->id);
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		v = out_primary_id(event);
+		rb_output_put(&h, v);
+	}
 	if (st & PERF_SAMPLE_IP) {
 		v = regs ? instruction_pointer(regs) : 0;
 		rb_output_put(&h, v);
@@ -383,8 +397,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		v = 0;
 		rb_output_put(&h, v);
 	}
-	if (st & PERF_SAMPLE_ID)
-		rb_output_put(&h, event->id);
+	if (st & PERF_SAMPLE_ID) {
+		v = out_primary_id(event);
+		rb_output_put(&h, v);
+	}
 	if (st & PERF_SAMPLE_STREAM_ID)
 		rb_output_put(&h, event->id);
 	if (st & PERF_SAMPLE_CPU) {
@@ -395,6 +411,8 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		rb_output_put(&h, period);
 	if (st & PERF_SAMPLE_READ)
 		out_read(&h, event);
+	if (cc)
+		rb_output_copy(&h, cc, (1 + cc[0]) * sizeof(u64));
 	if (!event->attr.watermark)
 		rb_count_event(&h, event->attr.wakeup_events);
 	rb_output_end(&h);
@@ -434,7 +452,7 @@ void pevt_output_sb_write(struct pevt_event *event,
 		goto out;
 	out_build_id(event, current, local_clock(), &id);
 	hdr.size = sizeof(hdr) + body_len + tail_len + id.len;
-	lid.id = event->id;
+	lid.id = out_primary_id(event);
 	lid.sample_id = id.v;
 	lid.sample_id_len = id.len;
 	if (rb_output_begin(&h, rb, &hdr, &lid)) {

@@ -21,7 +21,7 @@ struct file;
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |	\
 	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |		\
 	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |	\
-	 PERF_SAMPLE_READ | PEVT_SAMPLE_SIZE_AT_END)
+	 PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PEVT_SAMPLE_SIZE_AT_END)
 
 int pevt_output_check_attr(const struct perf_event_attr *attr);
 void pevt_output_init_event(struct pevt_event *event);
@@ -60,6 +60,12 @@ void pevt_throttle_sched_in(struct pevt_event *event);
 void pevt_throttle_sched_out(struct pevt_event *event);
 void pevt_throttle_init(void);
 void pevt_throttle_exit(void);
+
+/* callchain.c */
+const u64 *pevt_callchain(struct pevt_event *event, struct pt_regs *regs);
+int pevt_callchain_check_attr(struct perf_event_attr *attr);
+void pevt_callchain_init(void);
+void pevt_callchain_exit(void);
 
 /* sample.c */
 int pevt_sample_init(void);

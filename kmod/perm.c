@@ -73,25 +73,31 @@ MODULE_PARM_DESC(max_group_events, "events in one group, leader included (EINVAL
 static struct file *perm_paranoid_file;
 static struct file *perm_rate_file;
 
-/*
- * Read an integer sysctl through its procfs file opened at load: the
- * sysctl handler formats the live value on every read (proc_dointvec), so
- * a change by the administrator is seen by the next open, as by
- * perf_event_open().  Return: 0, or -EIO if it cannot be read.
+/**
+ * perm_proc_int() - an integer sysctl, through its procfs file opened at load.
+ * @f: the file (perm_proc_open()), or NULL
+ * @dflt: returned if it cannot be read
+ *
+ * The sysctl handler formats the live value on every read (proc_dointvec),
+ * so a change by the administrator is seen by the next open, as by
+ * perf_event_open().  Process context.
+ *
+ * Return: the value or @dflt.
  */
-static int perm_read_sysctl(struct file *f, int *val)
+int perm_proc_int(struct file *f, int dflt)
 {
 	char buf[16];
 	loff_t pos = 0;
 	ssize_t n;
+	int val;
 
 	if (!f)
-		return -EIO;
+		return dflt;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
 	if (n <= 0)
-		return -EIO;
+		return dflt;
 	buf[n] = '\0';
-	return kstrtoint(strim(buf), 10, val) ? -EIO : 0;
+	return kstrtoint(strim(buf), 10, &val) ? dflt : val;
 }
 
 /**
@@ -101,10 +107,7 @@ static int perm_read_sysctl(struct file *f, int *val)
  */
 int perm_paranoid(void)
 {
-	int val;
-
-	return perm_read_sysctl(perm_paranoid_file, &val) ?
-	       PERM_PARANOID_UNKNOWN : val;
+	return perm_proc_int(perm_paranoid_file, PERM_PARANOID_UNKNOWN);
 }
 
 /**
@@ -117,11 +120,7 @@ int perm_paranoid(void)
  */
 int perm_max_sample_rate(void)
 {
-	int val;
-
-	if (perm_read_sysctl(perm_rate_file, &val))
-		return PERM_RATE_UNKNOWN;
-	return max(val, 1);
+	return max(perm_proc_int(perm_rate_file, PERM_RATE_UNKNOWN), 1);
 }
 
 /* ---- open checks ----------------------------------------------------- */
@@ -332,8 +331,17 @@ void perm_uncharge(struct perm_user *user)
 
 /* ---- module init/exit ---------------------------------------------- */
 
-/* Open a sysctl file for perm_read_sysctl(); NULL if missing or not procfs. */
-static struct file *perm_open_sysctl(const char *path, const char *what)
+/**
+ * perm_proc_open() - open a sysctl file for perm_proc_int(), at load.
+ * @path: under /proc/sys
+ * @what: what a missing file means, for the warning
+ *
+ * Runs in insmod's context (root, its mount namespace).  The file must be
+ * on procfs.
+ *
+ * Return: the file, or NULL (with a warning in the log).
+ */
+struct file *perm_proc_open(const char *path, const char *what)
 {
 	struct file *f = filp_open(path, O_RDONLY, 0);
 
@@ -360,10 +368,10 @@ static struct file *perm_open_sysctl(const char *path, const char *what)
  */
 int perm_init(void)
 {
-	perm_paranoid_file = perm_open_sysctl(PERM_PARANOID_PATH,
-					      "unprivileged opens refused");
-	perm_rate_file = perm_open_sysctl(PERM_RATE_PATH,
-					  "sample rate limit 100000/s");
+	perm_paranoid_file = perm_proc_open(PERM_PARANOID_PATH,
+					    "unprivileged opens refused");
+	perm_rate_file = perm_proc_open(PERM_RATE_PATH,
+					"sample rate limit 100000/s");
 	return 0;
 }
 

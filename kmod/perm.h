@@ -23,6 +23,9 @@ void perm_uncharge(struct perm_user *user);
 bool perm_exec_detach(struct task_struct *task);
 int perm_paranoid(void);
 int perm_max_sample_rate(void);
+struct file;
+struct file *perm_proc_open(const char *path, const char *what);
+int perm_proc_int(struct file *f, int dflt);
 int perm_init(void);
 void perm_exit(void);
 

@@ -115,7 +115,11 @@ static void sb_mmap_one(struct pevt_event *event, void *data)
 	pevt_output_sb_write(event, &hdr, &body, len, m->name, m->name_size);
 }
 
-static DEFINE_PER_CPU(char [PATH_MAX], sb_path_buf);
+/* Per CPU, allocated at load: the static per-CPU area of modules is small. */
+struct sb_path {
+	char buf[PATH_MAX];
+};
+static struct sb_path __percpu *sb_path_buf;
 
 /* The name perf_event_mmap_event() gives an anonymous mapping. */
 static const char *sb_anon_name(struct vm_area_struct *vma)
@@ -176,7 +180,7 @@ static int sb_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
 	if (is_vm_hugetlb_page(vma))
 		m.mmap2.flags |= MAP_HUGETLB;
 
-	buf = this_cpu_ptr(sb_path_buf);
+	buf = this_cpu_ptr(sb_path_buf)->buf;
 	if (vma->vm_file) {
 		struct inode *inode = file_inode(vma->vm_file);
 		dev_t dev = inode->i_sb->s_dev;
@@ -313,6 +317,8 @@ static void sb_unregister(void)
 		unregister_kprobe(&sb_mmap_kp);
 	sb_mmap_ok = false;
 	tracepoint_synchronize_unregister();
+	free_percpu(sb_path_buf);
+	sb_path_buf = NULL;
 }
 
 /**
@@ -343,7 +349,8 @@ int pevt_sideband_init(void)
 		}
 		sb_tps[i].registered = true;
 	}
-	ret = register_kprobe(&sb_mmap_kp);
+	sb_path_buf = alloc_percpu(struct sb_path);
+	ret = sb_path_buf ? register_kprobe(&sb_mmap_kp) : -ENOMEM;
 	if (ret)
 		pr_info("pevt: no kprobe on perf_event_mmap (%d): no MMAP records\n",
 			ret);
