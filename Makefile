@@ -64,7 +64,7 @@ $(LIBPEVT): $(LIB_OBJS)
 
 $(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) -lzstd -lelf -lm -pthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) -lzstd -lelf -liberty -lm -pthread
 
 $(BUILD)/bin/pevt-%: $(LIBPEVT) FORCE
 	@mkdir -p $(dir $@)

@@ -143,6 +143,8 @@ int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src)
 		if (fresh) {
 			d->level = s->level;
 			d->thread = s->thread;
+			d->ip = s->ip;
+			d->map_delta = s->map_delta;
 		}
 		d->period += s->period;
 		d->period_acc += s->period_acc;

@@ -121,6 +121,8 @@ static int qflush(struct oe *o, struct queue *q, uint64_t limit, size_t count)
 	size_t i, n = 0;
 	int err = 0;
 
+	if (!q->nr)
+		return 0;
 	qsort(q->v, q->nr, sizeof(*q->v), cmp_qent);
 	for (i = 0; i < q->nr; i++) {
 		struct qent *e = &q->v[i];

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elf.h>
 
 #include <pevt/data_reader.h>
 #include <pevt/hist.h>
@@ -106,8 +107,9 @@ struct node {
 };
 
 static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
-				   struct pevt_thread *t, char level)
+				   struct pevt_thread *t, char level, const struct pevt_map *map)
 {
+	uint64_t ip = k->ip;
 	struct pevt_hist_entry *e;
 
 	pevt_hists__key(h, k);
@@ -115,6 +117,9 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	if (e && !e->level) {
 		e->level = level;
 		e->thread = t;
+		e->ip = ip;
+		e->map_delta = map && !map->identity && !map->dso->kernel ?
+			       map->start - map->pgoff : 0;
 	}
 	return e;
 }
@@ -147,7 +152,7 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 	k.dso = al.map ? al.map->dso : NULL;
 	k.sym = al.sym;
 	k.ip = al.addr;
-	e = add(h, &k, t, al.level);
+	e = add(h, &k, t, al.level, al.map);
 	if (!e)
 		return -ENOMEM;
 	e->period += s.period;
@@ -215,7 +220,7 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &k, t, level);
+		e = add(h, &k, t, level, cl.map);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += s.period;
@@ -320,7 +325,10 @@ static void print_key(FILE *f, const struct pevt_hist_entry *e, int key, unsigne
 		break;
 	case PEVT_SORT_SYM:
 		fprintf(f, "[%c] ", e->level);
-		if (e->k.sym)
+		if (e->k.sym && e->k.sym->type == STT_OBJECT)
+			fprintf(f, "%s+0x%" PRIx64, e->k.sym->name,
+				e->ip - (e->k.sym->start + e->map_delta));
+		else if (e->k.sym)
 			fprintf(f, "%s", e->k.sym->name);
 		else
 			fprintf(f, "%-#.*" PRIx64, 16, e->k.ip);
@@ -371,8 +379,10 @@ static void print_stdio(struct report *r)
 		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
 		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
 		printf("# %s", r->use_children ? "Children      Self" : "Overhead");
+		/* each header is formatted into perf's 1 KiB buffer: at most 1023 wide */
 		for (k = 0; k < r->nr_keys; k++)
-			printf("  %-*s", w[r->keys[k]], key_header[r->keys[k]]);
+			printf("  %-*s", (int)umax(0, w[r->keys[k]] < 1023 ? w[r->keys[k]] : 1023),
+			       key_header[r->keys[k]]);
 		printf("\n# %s", r->use_children ? "........  ........" : "........");
 		for (k = 0; k < r->nr_keys; k++) {
 			unsigned int x;
