@@ -605,7 +605,7 @@ void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_
 		al->addr = ip;	/* kallsyms, JIT maps: absolute addresses */
 	else
 		al->addr = ip - al->map->start + al->map->pgoff;
-	if (!al->map->dso->loaded)
+	if (!__atomic_load_n(&al->map->dso->loaded, __ATOMIC_ACQUIRE))
 		pevt_dso__load(m, al->map->dso);
 	al->sym = pevt_dso__find_sym(al->map->dso, al->addr);
 }

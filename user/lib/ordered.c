@@ -93,8 +93,7 @@ static int qpush(struct oe *o, struct queue *q, const struct pevt_data_rec *r, u
 			return -ENOMEM;
 		memcpy(c, r->ev, r->ev->size);
 		e->r.ev = c;
-		e->r.transient = false;
-		e->owned = true;
+		e->owned = true;	/* freed after delivery: still transient */
 		q->bytes += r->ev->size;
 	}
 	q->bytes += sizeof(*e);
