@@ -27,6 +27,7 @@ harnesses=(
 	"rb_size_at_end:ringbuf_fuzz.c:-DFUZZ_MODE=PEVT_READ_BACKWARD_SIZE_AT_END:sae"
 	"rb_write_backward:ringbuf_fuzz.c:-DFUZZ_MODE=PEVT_READ_WRITE_BACKWARD:wb"
 	"counts:counts_fuzz.c::counts"
+	"data:data_fuzz.c::data"
 )
 
 # A harness that cannot be built is a failure, never a silent skip: on a
@@ -48,7 +49,7 @@ for h in "${harnesses[@]}"; do
 	bin=$out/$name
 	# shellcheck disable=SC2086
 	if ! "$CLANG" "${cflags[@]}" $extra -o "$bin" "$top/selftests/fuzz/$src" \
-		"$top"/user/lib/*.c -luring -lzstd -lelf 2>"$out/$name.build.log"; then
+		"$top"/user/lib/*.c -luring -lzstd -lelf -liberty -pthread 2>"$out/$name.build.log"; then
 		echo "not ok $i $name # build failed"; sed 's/^/# /' "$out/$name.build.log"
 		fail=1; continue
 	fi

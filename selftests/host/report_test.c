@@ -5,7 +5,7 @@
  * the perf.data reader and its ordering on synthetic files (unknown
  * record types, truncated and corrupt files, rounds, k-way merge).
  */
-// LDLIBS: -lzstd -lelf
+// LDLIBS: -lzstd -lelf -liberty
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -194,6 +194,25 @@ TEST_F_TIMEOUT(perf, no_callchains, 300)
 	/* the default (no options) too: no callchains, no children */
 	n = report_diff("nocg.data", "", false, log, sizeof(log));
 	EXPECT_EQ(0, n) TH_LOG("%s", log);
+}
+
+/* The same bytes for any number of threads, with and without children. */
+TEST_F_TIMEOUT(perf, threads_identical, 300)
+{
+	static const char *const files[] = { "file.data", "zstd.data", "pipe.data", "dir.data" };
+	static const char *const modes[] = { "--children -g none", "--no-children -g none --sort pid" };
+	struct out o;
+	size_t f, m;
+
+	NEED_FIXTURES();
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+			run(&o, "cd %s && for n in 1 2 3 7; do %s report -i %s %s --threads $n | md5sum;"
+			    " done | sort -u | wc -l", dir, pevt_bin, files[f], modes[m]);
+			EXPECT_EQ(1, atoi(o.out)) TH_LOG("%s %s: %s", files[f], modes[m], o.err);
+			out_free(&o);
+		}
+	}
 }
 
 TEST_F_TIMEOUT(perf, truncated_file, 300)

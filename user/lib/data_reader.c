@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,7 @@ static int trailer_id_pos(uint64_t t)
 }
 
 static int add_evsel(struct pevt_data *d, const void *attr, size_t attr_sz,
-		     const uint64_t *ids, size_t nr_ids)
+		     const void *ids, size_t nr_ids)
 {
 	struct pevt_data_evsel *n, *e;
 	size_t i, cp;
@@ -245,7 +246,7 @@ static int add_evsel(struct pevt_data *d, const void *attr, size_t attr_sz,
 	e->name = derive_name(&e->attr);
 	d->nr_evsels++;
 	for (i = 0; i < nr_ids; i++)
-		if (id_insert(d, ids[i], e->idx))
+		if (id_insert(d, e->ids[i], e->idx))
 			return -ENOMEM;
 	/* perf requires the same id position in every attr. */
 	if (d->nr_evsels == 1) {
@@ -615,10 +616,11 @@ static void feat_event_desc(struct pevt_data *d, struct fbuf *b)
 static void feat_build_id(struct pevt_data *d, struct fbuf *b)
 {
 	while (b->end - b->p >= (long)sizeof(struct perf_event_header) + 8 + 24) {
-		const struct perf_event_header *h = (const void *)b->p;
+		struct perf_event_header hh, *h = &hh;
 		struct pevt_build_id *n, *bid;
 		size_t fn_len;
 
+		memcpy(&hh, b->p, sizeof(hh));
 		if (h->size < sizeof(*h) + 8 + 24 || h->size > b->end - b->p)
 			return;
 		n = realloc(d->bids, (d->nr_bids + 1) * sizeof(*n));
@@ -718,7 +720,7 @@ static int open_file(struct pevt_data *d, const char *path)
 	size_t size, nr, i, ids_avail;
 	uint64_t data_end;
 	int err, feat, k;
-	const struct perf_file_section *sec;
+	struct perf_file_section sec;
 
 	err = map_file(path, &base, &size);
 	if (err) {
@@ -764,19 +766,22 @@ static int open_file(struct pevt_data *d, const char *path)
 	nr = d->hdr.attrs.size / d->hdr.attr_size;
 	for (i = 0; i < nr; i++) {
 		uint64_t aoff = d->hdr.attrs.offset + i * d->hdr.attr_size;
-		const struct perf_event_attr *a = (const void *)(base + aoff);
-		size_t asz = d->hdr.attr_size - sizeof(*sec);
+		const uint8_t *a = base + aoff;
+		size_t asz = d->hdr.attr_size - sizeof(sec);
+		uint32_t a_size;
 
-		sec = (const void *)(base + aoff + asz);
-		if (sec->offset > size || sec->size > size - sec->offset) {
+		/* nothing in the file is guaranteed aligned: copy */
+		memcpy(&sec, base + aoff + asz, sizeof(sec));
+		memcpy(&a_size, a + offsetof(struct perf_event_attr, size), sizeof(a_size));
+		if (sec.offset > size || sec.size > size - sec.offset) {
 			set_err(d, "%s: ids of attr %zu [%#" PRIx64 ", +%" PRIu64
 				"] outside the file at offset %#" PRIx64, path, i,
-				(uint64_t)sec->offset, (uint64_t)sec->size, aoff + asz);
+				(uint64_t)sec.offset, (uint64_t)sec.size, aoff + asz);
 			goto bad;
 		}
-		if (a->size && a->size < asz)
-			asz = a->size;
-		err = add_evsel(d, a, asz, (const uint64_t *)(base + sec->offset), sec->size / 8);
+		if (a_size && a_size < asz)
+			asz = a_size;
+		err = add_evsel(d, a, asz, base + sec.offset, sec.size / 8);
 		if (err)
 			goto bad_err;
 	}
@@ -803,15 +808,15 @@ static int open_file(struct pevt_data *d, const char *path)
 	if (err)
 		goto bad_err;
 	/* Feature sections: one perf_file_section per bit, in bit order. */
-	ids_avail = (size - data_end) / sizeof(*sec);
-	sec = (const void *)(base + data_end);
+	ids_avail = (size - data_end) / sizeof(sec);
 	for (feat = 1, k = 0; feat < HEADER_FEAT_BITS; feat++) {
 		if (!(d->hdr.adds_features[feat / 64] & (1ull << (feat % 64))))
 			continue;
 		if ((size_t)k >= ids_avail)
 			break;
-		if (sec[k].offset <= size && sec[k].size <= size - sec[k].offset)
-			process_feature(d, feat, base + sec[k].offset, sec[k].size);
+		memcpy(&sec, base + data_end + k * sizeof(sec), sizeof(sec));
+		if (sec.offset <= size && sec.size <= size - sec.offset)
+			process_feature(d, feat, base + sec.offset, sec.size);
 		k++;
 	}
 	return 0;
@@ -967,9 +972,9 @@ static int process_meta(struct pevt_data *d, const struct perf_event_header *ev)
 		if (sz < 8 + PERF_ATTR_SIZE_VER0)
 			return -EBADMSG;
 		asz = a->size ? a->size : PERF_ATTR_SIZE_VER0;
-		if (asz > sz - 8)
+		if (asz > sz - 8 || asz < PERF_ATTR_SIZE_VER0)
 			return -EBADMSG;
-		return add_evsel(d, a, asz, (const uint64_t *)(p + 8 + asz), (sz - 8 - asz) / 8);
+		return add_evsel(d, a, asz, p + 8 + asz, (sz - 8 - asz) / 8);
 	}
 	case PERF_RECORD_HEADER_FEATURE: {
 		uint64_t feat;
@@ -1021,7 +1026,8 @@ static int decompress(struct pevt_data *d, struct stream *s,
 		ZSTD_initDStream(s->zstd);
 	}
 	/* Drop what was delivered, keep a partial record. */
-	memmove(s->zbuf, s->zbuf + s->zpos, s->zlen - s->zpos);
+	if (s->zbuf)
+		memmove(s->zbuf, s->zbuf + s->zpos, s->zlen - s->zpos);
 	s->zlen -= s->zpos;
 	s->zpos = 0;
 	s->zoff = off;
@@ -1093,9 +1099,9 @@ static int read_full(int fd, void *buf, size_t n)
 static int raw_next(struct pevt_data *d, struct stream *s, struct pevt_data_rec *r)
 {
 	const struct perf_event_header *h;
+	struct perf_event_header hh;
 
 	if (!s->base) {		/* pipe */
-		struct perf_event_header hh;
 		int n = read_full(d->fd, &hh, sizeof(hh));
 
 		if (n == 0)
@@ -1129,27 +1135,28 @@ static int raw_next(struct pevt_data *d, struct stream *s, struct pevt_data_rec 
 			" bytes left)", s->pos, s->off + s->size - s->pos);
 		return -EBADMSG;
 	}
-	h = (const void *)(s->base + s->pos);
-	if (h->size < sizeof(*h)) {
-		set_err(d, "record of size %u at offset %#" PRIx64, h->size, s->pos);
+	memcpy(&hh, s->base + s->pos, sizeof(hh));
+	if (hh.size < sizeof(hh)) {
+		set_err(d, "record of size %u at offset %#" PRIx64, hh.size, s->pos);
 		return -EBADMSG;
 	}
-	if (h->size > s->off + s->size - s->pos) {
+	if (hh.size > s->off + s->size - s->pos) {
 		set_err(d, "truncated %s record at offset %#" PRIx64 " (%u bytes, %" PRIu64
-			" left in the data section)", pevt_record_type__name(h->type) ?: "unknown",
-			s->pos, h->size, s->off + s->size - s->pos);
+			" left in the data section)", pevt_record_type__name(hh.type) ?: "unknown",
+			s->pos, hh.size, s->off + s->size - s->pos);
 		return -EBADMSG;
 	}
 	r->off = s->pos;
 	r->transient = false;
-	if ((s->pos & 7) || (h->size & 7)) {
+	h = (const void *)(s->base + s->pos);
+	if (((uintptr_t)h & 7) || (hh.size & 7)) {
 		/* perf keeps records 8-byte aligned; copy an odd one. */
-		memcpy(s->tmp, h, h->size);
+		memcpy(s->tmp, h, hh.size);
 		h = (const void *)s->tmp;
 		r->transient = true;
 	}
 	r->ev = h;
-	s->pos += h->size;
+	s->pos += hh.size;
 	return 1;
 }
 

@@ -72,7 +72,12 @@ static uint64_t key_hash(const struct pevt_hist_key *k)
 	h = (h ^ (uintptr_t)k->dso) * 0x100000001b3ull;
 	h = (h ^ (uintptr_t)k->sym) * 0x100000001b3ull;
 	h = (h ^ k->ip) * 0x100000001b3ull;
-	return h ^ (h >> 29);
+	/* fmix64: pointers have poor low bits, the table masks them */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
 }
 
 static int grow(struct pevt_hists *h)
@@ -143,6 +148,8 @@ int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src)
 		if (fresh) {
 			d->level = s->level;
 			d->thread = s->thread;
+			d->ip = s->ip;
+			d->map_delta = s->map_delta;
 		}
 		d->period += s->period;
 		d->period_acc += s->period_acc;
@@ -261,6 +268,36 @@ static int cmp_entry(const void *pa, const void *pb)
 	return (a->k.ip > b->k.ip) - (a->k.ip < b->k.ip);
 }
 
+static int cmp_str(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* A total order on entries from their contents only. */
+static int cmp_total(const void *pa, const void *pb)
+{
+	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
+	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
+	int r;
+
+	if ((r = cmp_str(a->k.comm, b->k.comm)) ||
+	    (r = cmp_u64((uint32_t)a->k.tid, (uint32_t)b->k.tid)) ||
+	    (r = cmp_u64((uint32_t)a->k.cpu, (uint32_t)b->k.cpu)) ||
+	    (r = cmp_str(a->k.dso ? a->k.dso->long_name : NULL,
+			 b->k.dso ? b->k.dso->long_name : NULL)) ||
+	    (r = cmp_u64(a->k.sym ? a->k.sym->start : 0, b->k.sym ? b->k.sym->start : 0)) ||
+	    (r = cmp_str(a->k.sym ? a->k.sym->name : NULL, b->k.sym ? b->k.sym->name : NULL)))
+		return r;
+	return cmp_u64(a->k.ip, b->k.ip);
+}
+
 struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
 {
 	struct pevt_hist_entry **out = malloc((h->nr + 1) * sizeof(*out));
@@ -273,6 +310,13 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 			out[n++] = &h->v[i];
 	sort_children = children;
 	sort_h = h;
+	/*
+	 * perf's comparisons are not all transitive (signed differences of
+	 * addresses): start from an order that does not depend on the hash
+	 * table (so not on pointers nor on how samples were split over
+	 * threads), then a stable sort (glibc's qsort is a merge sort).
+	 */
+	qsort(out, n, sizeof(*out), cmp_total);
 	qsort(out, n, sizeof(*out), cmp_entry);
 	*nr = n;
 	return out;

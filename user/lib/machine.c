@@ -110,6 +110,7 @@ void pevt_machine__delete(struct pevt_machine *m)
 	for (dso = m->dsos; dso; dso = dn) {
 		dn = dso->next;
 		free(dso->long_name);
+		free(dso->short_buf);
 		free(dso->syms);
 		free(dso->strtab);
 		pthread_mutex_destroy(&dso->lock);
@@ -156,6 +157,14 @@ static struct pevt_dso *findnew_dso(struct pevt_machine *m, const char *name)
 	}
 	slash = strrchr(dso->long_name, '/');
 	dso->short_name = name[0] == '/' && slash ? slash + 1 : dso->long_name;
+	{
+		int tid;
+
+		/* dso__set_basename() */
+		if (sscanf(name, "/tmp/perf-%d.map", &tid) == 1 &&
+		    asprintf(&dso->short_buf, "[JIT] tid %d", tid) > 0)
+			dso->short_name = dso->short_buf;
+	}
 	dso->kernel = !strcmp(name, "[kernel.kallsyms]");
 	pthread_mutex_init(&dso->lock, NULL);
 	dso->next = m->dsos;
@@ -442,6 +451,13 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 	} else if (ev->misc & PERF_RECORD_MISC_MMAP_DATA) {
 		return 0;
 	}
+	/* map__new(): anonymous executable memory is JIT code, /tmp/perf-PID.map */
+	if (!strncmp(name, "//anon", 6) || !strncmp(name, "/dev/zero", 9) ||
+	    !strncmp(name, "/anon_hugepage", 14) || !strncmp(name, "[stack", 6) ||
+	    !strncmp(name, "/SYSV", 5) || !strcmp(name, "[heap]")) {
+		snprintf(name, sizeof(name), "/tmp/perf-%d.map", pid);
+		nm.identity = true;
+	}
 	t = pevt_machine__thread(m, pid, tid, time);
 	if (!t)
 		return -ENOMEM;
@@ -585,11 +601,11 @@ void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_
 	al->map = maps_find(maps, ip, time);
 	if (!al->map)
 		return;
-	if (al->map->dso->kernel)
-		al->addr = ip;	/* kallsyms: absolute addresses */
+	if (al->map->dso->kernel || al->map->identity)
+		al->addr = ip;	/* kallsyms, JIT maps: absolute addresses */
 	else
 		al->addr = ip - al->map->start + al->map->pgoff;
-	if (!al->map->dso->loaded)
+	if (!__atomic_load_n(&al->map->dso->loaded, __ATOMIC_ACQUIRE))
 		pevt_dso__load(m, al->map->dso);
 	al->sym = pevt_dso__find_sym(al->map->dso, al->addr);
 }

@@ -93,8 +93,7 @@ static int qpush(struct oe *o, struct queue *q, const struct pevt_data_rec *r, u
 			return -ENOMEM;
 		memcpy(c, r->ev, r->ev->size);
 		e->r.ev = c;
-		e->r.transient = false;
-		e->owned = true;
+		e->owned = true;	/* freed after delivery: still transient */
 		q->bytes += r->ev->size;
 	}
 	q->bytes += sizeof(*e);
@@ -121,6 +120,8 @@ static int qflush(struct oe *o, struct queue *q, uint64_t limit, size_t count)
 	size_t i, n = 0;
 	int err = 0;
 
+	if (!q->nr)
+		return 0;
 	qsort(q->v, q->nr, sizeof(*q->v), cmp_qent);
 	for (i = 0; i < q->nr; i++) {
 		struct qent *e = &q->v[i];

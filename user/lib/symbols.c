@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <libiberty/demangle.h>
 
 #include <pevt/machine.h>
 
@@ -237,6 +238,7 @@ static int synth_plt(struct symbuf *b, Elf *elf)
 	for (i = 0; i < nr; i++) {
 		GElf_Sym sym;
 		const char *sn = NULL;
+		char *dm;
 		size_t symidx;
 
 		if (rela) {
@@ -254,7 +256,9 @@ static int synth_plt(struct symbuf *b, Elf *elf)
 		}
 		if (gelf_getsym(sdata, symidx, &sym))
 			sn = elf_strptr(elf, dsh.sh_link, sym.st_name);
-		snprintf(name, sizeof(name), "%s@plt", sn ?: "");
+		dm = sn ? cplus_demangle(sn, DMGL_NO_OPTS) : NULL;
+		snprintf(name, sizeof(name), "%s@plt", dm ?: sn ?: "");
+		free(dm);
 		if (sb_add(b, off, ent, STT_FUNC, STB_GLOBAL, name))
 			return -ENOMEM;
 		off += ent;
@@ -327,7 +331,8 @@ static int load_elf_syms(struct symbuf *b, Elf *syms_elf, Elf_Scn *symscn, Elf *
 		GElf_Shdr shdr;
 		Elf_Scn *sec;
 		const char *name, *secname;
-		int type;
+		char *dm;
+		int type, err;
 		bool label;
 		size_t j, shstrndx;
 
@@ -372,7 +377,12 @@ static int load_elf_syms(struct symbuf *b, Elf *syms_elf, Elf_Scn *symscn, Elf *
 		}
 		if (j == phnum)
 			sym.st_value -= shdr.sh_addr - shdr.sh_offset;
-		if (sb_add(b, sym.st_value, sym.st_size, type, GELF_ST_BIND(sym.st_info), name))
+		/* demangle_sym(): C++ names without parameters (DMGL_NO_OPTS) */
+		dm = cplus_demangle(name, DMGL_NO_OPTS);
+		err = sb_add(b, sym.st_value, sym.st_size, type, GELF_ST_BIND(sym.st_info),
+			     dm ?: name);
+		free(dm);
+		if (err)
 			return -ENOMEM;
 	}
 	return 0;
@@ -502,7 +512,9 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	if (dso->build_id_size)
 		hex(bid, dso->build_id, dso->build_id_size);
 	if (bid[0] && home && pevt_machine__use_buildid_cache(m)) {
-		snprintf(paths[n++], 4096, "%s/.debug/.build-id/%.2s/%s/elf", home, bid, bid + 2);
+		/* build_id_cache__basename(): "vdso" for the vdso, else "elf" */
+		snprintf(paths[n++], 4096, "%s/.debug/.build-id/%.2s/%s/%s", home, bid, bid + 2,
+			 strcmp(dso->long_name, "[vdso]") ? "elf" : "vdso");
 		snprintf(paths[n++], 4096, "%s/.debug/.build-id/%.2s/%s/debug", home, bid, bid + 2);
 	}
 	if (bid[0])
@@ -562,6 +574,33 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	return sb_finish(dso, &sb, false, nr_regular);
 }
 
+/* A JIT's /tmp/perf-PID.map: "START SIZE name" per line, hex. */
+static int load_perf_map(struct pevt_dso *dso)
+{
+	struct symbuf b = { 0 };
+	char line[4096];
+	FILE *f = fopen(dso->long_name, "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, size;
+		int n = 0;
+
+		if (sscanf(line, "%llx %llx %n", &start, &size, &n) < 2 || !n)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (sb_add(&b, start, size, STT_FUNC, STB_GLOBAL, line + n)) {
+			fclose(f);
+			free(b.v);
+			free(b.str);
+			return -ENOMEM;
+		}
+	}
+	fclose(f);
+	return sb_finish(dso, &b, false, b.nr);
+}
+
 static int load_kernel(struct pevt_machine *m, struct pevt_dso *dso)
 {
 	const char *home = getenv("HOME"), *opt = pevt_machine__kallsyms(m);
@@ -594,6 +633,8 @@ int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 	if (!__atomic_load_n(&dso->loaded, __ATOMIC_ACQUIRE)) {
 		if (dso->kernel)
 			err = load_kernel(m, dso);
+		else if (!strncmp(dso->long_name, "/tmp/perf-", 10))
+			err = load_perf_map(dso);
 		else if (dso->long_name[0] == '/' || dso->long_name[0] == '[')
 			err = load_elf_dso(m, dso);
 		__atomic_store_n(&dso->loaded, true, __ATOMIC_RELEASE);

@@ -9,10 +9,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elf.h>
 
 #include <pevt/data_reader.h>
 #include <pevt/hist.h>
@@ -22,6 +24,24 @@
 #include "main.h"
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
+
+/* A sample kept by the first pass: the record and its thread at its time. */
+struct sref {
+	const struct perf_event_header *ev;
+	struct pevt_thread *t;
+};
+
+/* Second pass: one worker per contiguous slice of the samples. */
+struct worker {
+	struct report *r;
+	size_t from, to;
+	struct pevt_hists *hists;	/* one per evsel */
+	uint8_t *modes;			/* cpumode of each callchain entry */
+	size_t mode_cap;
+	uint64_t nr_bad;
+	int err;
+	pthread_t tid;
+};
 
 struct report {
 	const char *input;
@@ -38,8 +58,12 @@ struct report {
 	int nr_hists;
 	bool use_children;
 	uint64_t nr_bad;
-	uint8_t *modes;			/* cpumode of each callchain entry */
-	size_t mode_cap;
+	int nr_threads;			/* --threads, 0: the CPUs there are */
+	struct sref *samples;		/* first pass, in time order */
+	size_t nr_samples, cap_samples;
+	char **arena;			/* copies of transient sample records */
+	size_t nr_arena;
+	size_t arena_used, arena_cap;
 };
 
 static int do_report_help(void)
@@ -56,6 +80,7 @@ static int do_report_help(void)
 		"  -g, --call-graph none    do not use callchains\n"
 		"      --stats              record counts per type, like perf report --stats\n"
 		"      --mem-cap BYTES      memory for reordering records (default 1 GiB)\n"
+		"      --threads N          resolve samples on N threads (default: the CPUs)\n"
 		"  -j, --json               JSON output\n",
 		bin_name);
 	return 0;
@@ -106,8 +131,9 @@ struct node {
 };
 
 static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
-				   struct pevt_thread *t, char level)
+				   struct pevt_thread *t, char level, const struct pevt_map *map)
 {
+	uint64_t ip = k->ip;
 	struct pevt_hist_entry *e;
 
 	pevt_hists__key(h, k);
@@ -115,15 +141,19 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	if (e && !e->level) {
 		e->level = level;
 		e->thread = t;
+		e->ip = ip;
+		e->map_delta = map && !map->identity && !map->dso->kernel ?
+			       map->start - map->pgoff : 0;
 	}
 	return e;
 }
 
-static int process_sample(struct report *r, const struct perf_event_header *ev)
+static int process_sample(struct worker *w, const struct perf_event_header *ev,
+			  struct pevt_thread *t)
 {
+	struct report *r = w->r;
 	struct pevt_hist_key k = { 0 }, seen[MAX_STACK + 1];
 	struct pevt_sample s;
-	struct pevt_thread *t;
 	struct pevt_addr_loc al;
 	struct pevt_hist_entry *e;
 	struct pevt_hists *h;
@@ -133,13 +163,10 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 	char level;
 
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
-		r->nr_bad++;
+		w->nr_bad++;
 		return 0;
 	}
-	h = &r->hists[s.evsel->idx];
-	t = pevt_machine__thread(r->m, s.pid, s.tid, s.time);
-	if (!t)
-		return -ENOMEM;
+	h = &w->hists[s.evsel->idx];
 	pevt_machine__resolve(r->m, t, s.cpumode, s.ip, s.time, &al);
 	k.comm = pevt_thread__comm(t, s.time);
 	k.tid = s.tid;
@@ -147,7 +174,7 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 	k.dso = al.map ? al.map->dso : NULL;
 	k.sym = al.sym;
 	k.ip = al.addr;
-	e = add(h, &k, t, al.level);
+	e = add(h, &k, t, al.level, al.map);
 	if (!e)
 		return -ENOMEM;
 	e->period += s.period;
@@ -168,11 +195,11 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 	 */
 	if (!s.nr_callchain)
 		return 0;
-	if (s.nr_callchain > r->mode_cap) {
-		free(r->modes);
-		r->mode_cap = s.nr_callchain * 2;
-		r->modes = malloc(r->mode_cap);
-		if (!r->modes)
+	if (s.nr_callchain > w->mode_cap) {
+		free(w->modes);
+		w->mode_cap = s.nr_callchain * 2;
+		w->modes = malloc(w->mode_cap);
+		if (!w->modes)
 			return -ENOMEM;
 	}
 	cpumode = PERF_RECORD_MISC_USER;
@@ -189,7 +216,7 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 			else
 				return 0;	/* corrupt: perf drops the chain */
 		}
-		r->modes[i] = cpumode;
+		w->modes[i] = cpumode;
 	}
 	level = al.level;
 	for (i = s.nr_callchain, n = 0; i-- > 0 && n < MAX_STACK; ) {
@@ -200,9 +227,9 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 		if (ip >= PERF_CONTEXT_MAX)
 			continue;
 		n++;
-		pevt_machine__resolve(r->m, t, r->modes[i], ip, s.time, &cl);
+		pevt_machine__resolve(r->m, t, w->modes[i], ip, s.time, &cl);
 		if (cl.sym || cl.map)
-			level = r->modes[i] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+			level = w->modes[i] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
 		k.dso = cl.map ? cl.map->dso : NULL;
 		k.sym = cl.sym;
 		k.ip = ip;
@@ -215,13 +242,128 @@ static int process_sample(struct report *r, const struct perf_event_header *ev)
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &k, t, level);
+		e = add(h, &k, t, level, cl.map);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += s.period;
 		seen[nr_seen++] = e->k;
 	}
 	return 0;
+}
+
+/*
+ * First pass: side-band records build the machine (by time), samples are
+ * kept with their thread, so that the second pass can resolve them in any
+ * order, from any thread, against the machine as it was at their time.
+ */
+static int keep_sample(struct report *r, const struct pevt_data_rec *rec)
+{
+	const struct perf_event_header *ev = rec->ev;
+	struct pevt_sample s;
+	struct sref *sr;
+
+	if (pevt_data__parse_sample(r->d, ev, &s)) {
+		r->nr_bad++;
+		return 0;
+	}
+	if (r->nr_samples == r->cap_samples) {
+		size_t ncap = r->cap_samples ? r->cap_samples * 2 : 65536;
+		struct sref *n = realloc(r->samples, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->samples = n;
+		r->cap_samples = ncap;
+	}
+	if (rec->transient) {
+		void *c;
+
+		if (r->arena_cap - r->arena_used < ev->size) {
+			char **na = realloc(r->arena, (r->nr_arena + 1) * sizeof(*na));
+
+			if (!na)
+				return -ENOMEM;
+			r->arena = na;
+			r->arena_cap = 1 << 22;
+			r->arena[r->nr_arena] = malloc(r->arena_cap);
+			if (!r->arena[r->nr_arena])
+				return -ENOMEM;
+			r->nr_arena++;
+			r->arena_used = 0;
+		}
+		c = r->arena[r->nr_arena - 1] + r->arena_used;
+		memcpy(c, ev, ev->size);
+		r->arena_used += (ev->size + 7) & ~7u;
+		ev = c;
+	}
+	sr = &r->samples[r->nr_samples++];
+	sr->ev = ev;
+	sr->t = pevt_machine__thread(r->m, s.pid, s.tid, s.time);
+	return sr->t ? 0 : -ENOMEM;
+}
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	size_t i;
+
+	for (i = w->from; i < w->to && !w->err; i++)
+		w->err = process_sample(w, w->r->samples[i].ev, w->r->samples[i].t);
+	return NULL;
+}
+
+/*
+ * Second pass: N workers on contiguous slices, merged in slice order, so
+ * every entry's "first seen" fields are those of a single-threaded run
+ * and the output is the same for any N.
+ */
+static int run_workers(struct report *r)
+{
+	int n = r->nr_threads, i, e, err = 0;
+	struct worker *w;
+
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if ((size_t)n > r->nr_samples / 1024 + 1)
+		n = r->nr_samples / 1024 + 1;	/* not worth a thread */
+	w = calloc(n, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		w[i].r = r;
+		w[i].from = r->nr_samples * i / n;
+		w[i].to = r->nr_samples * (i + 1) / n;
+		w[i].hists = calloc(r->nr_hists ?: 1, sizeof(*w[i].hists));
+		if (!w[i].hists)
+			return -ENOMEM;
+		for (e = 0; e < r->nr_hists; e++)
+			pevt_hists__init(&w[i].hists[e], r->keys, r->nr_keys);
+		if (i && pthread_create(&w[i].tid, NULL, worker_run, &w[i]))
+			w[i].err = -EAGAIN;
+	}
+	worker_run(&w[0]);
+	for (i = 0; i < n; i++) {
+		if (i && !w[i].err)
+			pthread_join(w[i].tid, NULL);
+		else if (i && w[i].err == -EAGAIN)
+			worker_run(&w[i]);
+	}
+	for (i = 0; i < n; i++) {
+		if (w[i].err && !err)
+			err = w[i].err;
+		r->nr_bad += w[i].nr_bad;
+		for (e = 0; e < r->nr_hists; e++) {
+			if (!err)
+				err = pevt_hists__merge(&r->hists[e], &w[i].hists[e]);
+			pevt_hists__exit(&w[i].hists[e]);
+		}
+		free(w[i].hists);
+		free(w[i].modes);
+	}
+	free(w);
+	return err;
 }
 
 static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint64_t time,
@@ -243,7 +385,7 @@ static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint6
 	}
 	switch (rec->ev->type) {
 	case PERF_RECORD_SAMPLE:
-		return process_sample(r, rec->ev);
+		return keep_sample(r, rec);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -320,7 +462,10 @@ static void print_key(FILE *f, const struct pevt_hist_entry *e, int key, unsigne
 		break;
 	case PEVT_SORT_SYM:
 		fprintf(f, "[%c] ", e->level);
-		if (e->k.sym)
+		if (e->k.sym && e->k.sym->type == STT_OBJECT)
+			fprintf(f, "%s+0x%" PRIx64, e->k.sym->name,
+				e->ip - (e->k.sym->start + e->map_delta));
+		else if (e->k.sym)
 			fprintf(f, "%s", e->k.sym->name);
 		else
 			fprintf(f, "%-#.*" PRIx64, 16, e->k.ip);
@@ -371,8 +516,10 @@ static void print_stdio(struct report *r)
 		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
 		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
 		printf("# %s", r->use_children ? "Children      Self" : "Overhead");
+		/* each header is formatted into perf's 1 KiB buffer: at most 1023 wide */
 		for (k = 0; k < r->nr_keys; k++)
-			printf("  %-*s", w[r->keys[k]], key_header[r->keys[k]]);
+			printf("  %-*s", (int)umax(0, w[r->keys[k]] < 1023 ? w[r->keys[k]] : 1023),
+			       key_header[r->keys[k]]);
 		printf("\n# %s", r->use_children ? "........  ........" : "........");
 		for (k = 0; k < r->nr_keys; k++) {
 			unsigned int x;
@@ -524,6 +671,7 @@ int do_report(int argc, char **argv)
 		{ "call-graph",		required_argument,	NULL, 'g' },
 		{ "stats",		no_argument,		NULL, 'T' },
 		{ "mem-cap",		required_argument,	NULL, 'M' },
+		{ "threads",		required_argument,	NULL, 't' },
 		{ "json",		no_argument,		NULL, 'j' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
@@ -569,6 +717,9 @@ int do_report(int argc, char **argv)
 		case 'M':
 			r.mem_cap = strtoull(optarg, NULL, 0);
 			break;
+		case 't':
+			r.nr_threads = atoi(optarg);
+			break;
 		case 'j':
 			json_output = true;
 			break;
@@ -607,6 +758,10 @@ int do_report(int argc, char **argv)
 	}
 	oo.mem_cap = r.mem_cap;
 	err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	/* what came before an error is reported too */
+	i = run_workers(&r);
+	if (i && !err)
+		err = i;
 	if (err)
 		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
 			pevt_data__error(r.d) ?: strerror(-err),
@@ -620,7 +775,10 @@ int do_report(int argc, char **argv)
 	for (i = 0; i < r.nr_hists; i++)
 		pevt_hists__exit(&r.hists[i]);
 	free(r.hists);
-	free(r.modes);
+	free(r.samples);
+	for (i = 0; i < (int)r.nr_arena; i++)
+		free(r.arena[i]);
+	free(r.arena);
 	pevt_machine__delete(r.m);
 	pevt_data__delete(r.d);
 	return err ? -1 : 0;

@@ -30,6 +30,8 @@ struct pevt_hist_key {
 struct pevt_hist_entry {
 	struct pevt_hist_key k;
 	struct pevt_thread *thread;	/* first seen: pid key display */
+	uint64_t ip;			/* first seen, for "object+offset" */
+	uint64_t map_delta;		/* map start - pgoff: unmap_ip() */
 	char level;
 	uint64_t period, period_acc, nr_samples;
 };

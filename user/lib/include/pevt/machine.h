@@ -28,6 +28,7 @@ struct pevt_sym {
 struct pevt_dso {
 	char *long_name;
 	const char *short_name;
+	char *short_buf;		/* "[JIT] tid N" */
 	bool kernel;			/* [kernel.kallsyms] */
 	bool loaded;
 	pthread_mutex_t lock;		/* symbol loading */
@@ -44,6 +45,7 @@ struct pevt_map {
 	uint64_t start, end, pgoff;
 	uint64_t time, end_time;	/* alive in [time, end_time) */
 	struct pevt_dso *dso;
+	bool identity;			/* anon/JIT: addresses are not file offsets */
 };
 
 struct pevt_maps {

@@ -38,7 +38,10 @@ struct pevt_ordered_stats {
 	uint64_t max_queued_bytes;	/* records + copies */
 };
 
-/* @time: UINT64_MAX when the record has none. */
+/*
+ * @time: UINT64_MAX when the record has none.  @r->transient: @r->ev is
+ * only valid during the call (a copy the queue frees, or a pipe buffer).
+ */
 typedef int (*pevt_ordered_cb)(struct pevt_data *d, const struct pevt_data_rec *r,
 			       uint64_t time, void *ctx);
 
