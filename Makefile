@@ -40,6 +40,7 @@ HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcar
 VM_TESTS   := $(patsubst selftests/vm/%_test.c,$(BUILD)/tests/vm/%,$(wildcard selftests/vm/*_test.c)) \
 	      $(patsubst selftests/vm/%_test.sh,$(BUILD)/tests/vm/%.sh,$(wildcard selftests/vm/*_test.sh))
 HARNESS    := $(PEVT_CACHE)/kselftest/kselftest_harness.h
+KSFT_LIBMK := $(PEVT_CACHE)/kselftest/lib.mk
 
 VERSION   := 0.1
 GIT_REV   := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null)
@@ -74,7 +75,7 @@ tests: $(HOST_TESTS) $(VM_TESTS)
 deps:
 	@$(TOP)/scripts/deps.sh
 
-$(HARNESS):
+$(HARNESS) $(KSFT_LIBMK):
 	@$(TOP)/scripts/deps.sh
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/uapi/linux/*.h user/lib/include/*/*.h kmod/rotation.h)
@@ -100,7 +101,7 @@ $(BUILD)/tests/host/%: selftests/host/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard 
 # In-VM tests are static (the guest has nothing but busybox), built by
 # selftests/Makefile through kselftest's lib.mk: the same binaries form a
 # kselftest collection (make -C selftests kselftest_install ...).
-$(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard selftests/*.h)
+$(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(KSFT_LIBMK) $(wildcard selftests/*.h) selftests/Makefile
 	@$(MAKE) -s --no-print-directory -C selftests OUTPUT=$(BUILD)/tests/vm $@
 
 $(BUILD)/tests/host/%.sh: selftests/host/%_test.sh
