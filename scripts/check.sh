@@ -94,6 +94,8 @@ out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-10} "$top/selftests/fuzz/run.sh" 2>&1); rc=$?
 echo "$out" | grep -aE '^(ok|not ok|# )' | sed 's|^|fuzz: |'
 p=$(echo "$out" | grep -acE '^ok [0-9]+ ') f=$(echo "$out" | grep -acE '^not ok [0-9]+ ')
 [ $rc != 0 ] && [ "$f" = 0 ] && f=1
+# A fuzz step that ran no harness is a failure, not an empty pass.
+[ $((p + f)) = 0 ] && { echo "fuzz: no harness ran"; f=1; }
 add "$p" "$f" 0
 step_time "fuzz" "$s"
 

@@ -31,6 +31,24 @@ cases=(
 )
 
 n=0 failed=0
+
+# The fuzz step must fail, not skip, where clang cannot link libFuzzer (a
+# minimal Debian 12 without libclang-rt-14-dev): a clang whose runtime
+# directory is missing stands in for that machine.
+n=$((n + 1))
+fake=$(mktemp -d)
+printf '#!/bin/sh\nexec %s -resource-dir "%s/none" "$@"\n' "${CLANG:-clang}" "$fake" > "$fake/clang"
+chmod +x "$fake/clang"
+out=$(CLANG=$fake/clang FUZZ_SECONDS=1 "$top/selftests/fuzz/run.sh" 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q '^not ok .*cannot link -fsanitize=fuzzer'; then
+	echo "ok $n fuzz without libFuzzer runtime: the step fails"
+else
+	echo "not ok $n fuzz without libFuzzer runtime: rc=$rc, the step did not fail"
+	echo "$out" | head -n 5 | sed 's/^/#   /'
+	failed=$((failed + 1))
+fi
+rm -rf "$fake"
+
 for c in "${cases[@]}"; do
 	IFS=$'\t' read -r kind kernel where pattern <<< "$c"
 	case $want in *" $kernel "*) ;; *) continue ;; esac
