@@ -266,6 +266,7 @@ static void list_pmus(struct list_opts *lo, bool formats)
 	free_names(pmus, np);
 }
 
+/* The tracefs events/ directory, or NULL. */
 static const char *tracefs_events(void)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing/events",
@@ -278,28 +279,41 @@ static const char *tracefs_events(void)
 	return NULL;
 }
 
+/*
+ * The tracepoints, from tracefs's available_events ("sys:name" lines):
+ * one read, where walking events/ costs a lookup per tracepoint (seconds
+ * on a debug kernel).
+ */
 static void list_tracepoints(struct list_opts *lo)
 {
-	const char *top = tracefs_events();
-	char **sys, **evs, path[512], name[300];
-	int ns, ne, i, j;
+	const char *ev = tracefs_events();
+	char path[512], line[512], **v = NULL, **nv;
+	size_t n = 0, i;
+	FILE *f;
 
-	if (!top)
+	if (!ev)
 		return;
-	sys = dir_names(top, false, &ns);
-	for (i = 0; i < ns; i++) {
-		snprintf(path, sizeof(path), "%s/%s", top, sys[i]);
-		evs = dir_names(path, false, &ne);
-		for (j = 0; j < ne; j++) {
-			snprintf(path, sizeof(path), "%s/%s/%s/id", top, sys[i], evs[j]);
-			if (access(path, R_OK))
-				continue;
-			snprintf(name, sizeof(name), "%s:%s", sys[i], evs[j]);
-			print_event(lo, name, NULL, "Tracepoint event", NULL);
-		}
-		free_names(evs, ne);
+	snprintf(path, sizeof(path), "%.*s/available_events", (int)(strlen(ev) - 7), ev);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strchr(line, ':'))
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = strdup(line);
 	}
-	free_names(sys, ns);
+	fclose(f);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++)
+		if (v[i])
+			print_event(lo, v[i], NULL, "Tracepoint event", NULL);
+	free_names(v, (int)n);
 }
 
 int do_list(int argc, char **argv)
