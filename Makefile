@@ -149,18 +149,18 @@ $(LIB_SO): $(LIB_PIC_OBJS) user/lib/libpevt.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/lib/libpevt.map \
 		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) -lm -pthread
 
-$(BUILD)/libpevt.pc: Makefile
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-		'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
-		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: -lm -pthread' \
-		'Cflags: -I$${includedir}' > $@
+# Written at install time: it names PREFIX, LIBDIR and INCLUDEDIR.
+PC_LINES := 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
+	'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: -lm -pthread' \
+	'Cflags: -I$${includedir}'
 
 install: install-user install-lib install-man
 install-user: user
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 scripts/pevt.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pevt
-install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
+install-lib: $(LIB_SO) $(LIBPEVT)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pevt $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
@@ -168,7 +168,8 @@ install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
 	install -m 0644 $(LIBPEVT) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 user/lib/include/pevt/*.h $(DESTDIR)$(INCLUDEDIR)/pevt/
 	install -m 0644 include/uapi/linux/pevt.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 0644 $(BUILD)/libpevt.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	printf '%s\n' $(PC_LINES) > $(DESTDIR)$(PKGCONFIGDIR)/libpevt.pc
+	$(if $(DESTDIR),,-ldconfig)
 install-man: man
 	@for p in $(MAN_PAGES); do s=$${p##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
@@ -197,6 +198,6 @@ demo:
 	@$(TOP)/scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/libpevt.pc $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
+	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
 
 FORCE:
