@@ -40,6 +40,7 @@ HOST_TESTS := $(patsubst selftests/host/%_test.c,$(BUILD)/tests/host/%,$(wildcar
 VM_TESTS   := $(patsubst selftests/vm/%_test.c,$(BUILD)/tests/vm/%,$(wildcard selftests/vm/*_test.c)) \
 	      $(patsubst selftests/vm/%_test.sh,$(BUILD)/tests/vm/%.sh,$(wildcard selftests/vm/*_test.sh))
 HARNESS    := $(PEVT_CACHE)/kselftest/kselftest_harness.h
+KSFT_LIBMK := $(PEVT_CACHE)/kselftest/lib.mk
 
 VERSION   := 0.1
 GIT_REV   := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null)
@@ -79,7 +80,7 @@ tests: $(HOST_TESTS) $(VM_TESTS)
 deps:
 	@$(TOP)/scripts/deps.sh
 
-$(HARNESS):
+$(HARNESS) $(KSFT_LIBMK):
 	@$(TOP)/scripts/deps.sh
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/uapi/linux/*.h user/lib/include/*/*.h kmod/rotation.h)
@@ -105,7 +106,7 @@ $(BUILD)/tests/host/%: selftests/host/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard 
 # In-VM tests are static (the guest has nothing but busybox), built by
 # selftests/Makefile through kselftest's lib.mk: the same binaries form a
 # kselftest collection (make -C selftests kselftest_install ...).
-$(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(wildcard selftests/*.h)
+$(BUILD)/tests/vm/%: selftests/vm/%_test.c $(LIBPEVT) $(HARNESS) $(KSFT_LIBMK) $(wildcard selftests/*.h) selftests/Makefile
 	@$(MAKE) -s --no-print-directory -C selftests OUTPUT=$(BUILD)/tests/vm $@
 
 $(BUILD)/tests/host/%.sh: selftests/host/%_test.sh
@@ -153,18 +154,18 @@ $(LIB_SO): $(LIB_PIC_OBJS) user/lib/libpevt.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=user/lib/libpevt.map \
 		-Wl,--no-undefined -o $@ $(LIB_PIC_OBJS) $(LIBPEVT_LIBS)
 
-$(BUILD)/libpevt.pc: Makefile
-	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-		'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
-		'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: $(LIBPEVT_LIBS)' \
-		'Cflags: -I$${includedir}' > $@
+# Written at install time: it names PREFIX, LIBDIR and INCLUDEDIR.
+PC_LINES := 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	'Name: libpevt' 'Description: perf_event_open and /dev/pevt events, ring buffers, event lists' \
+	'Version: $(VERSION)' 'Libs: -L$${libdir} -lpevt' 'Libs.private: $(LIBPEVT_LIBS)' \
+	'Cflags: -I$${includedir}'
 
 install: install-user install-lib install-man
 install-user: user
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 scripts/pevt.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pevt
-install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
+install-lib: $(LIB_SO) $(LIBPEVT)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pevt $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
@@ -172,7 +173,8 @@ install-lib: $(LIB_SO) $(LIBPEVT) $(BUILD)/libpevt.pc
 	install -m 0644 $(LIBPEVT) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 user/lib/include/pevt/*.h $(DESTDIR)$(INCLUDEDIR)/pevt/
 	install -m 0644 include/uapi/linux/pevt.h $(DESTDIR)$(INCLUDEDIR)/linux/
-	install -m 0644 $(BUILD)/libpevt.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	printf '%s\n' $(PC_LINES) > $(DESTDIR)$(PKGCONFIGDIR)/libpevt.pc
+	$(if $(DESTDIR),,-ldconfig)
 install-man: man
 	@for p in $(MAN_PAGES); do s=$${p##*.}; \
 		install -d $(DESTDIR)$(MANDIR)/man$$s && install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
@@ -201,6 +203,6 @@ demo:
 	@$(TOP)/scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/libpevt.pc $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
+	rm -rf $(BUILD)/obj $(BUILD)/obj-pic $(BUILD)/libpevt.so* $(BUILD)/bin $(BUILD)/tests $(BUILD)/kmod $(BUILD)/vm $(BUILD)/gen $(BUILD)/man $(LIBPEVT)
 
 FORCE:

@@ -972,7 +972,7 @@ TEST(list)
 	EXPECT_EQ(NULL, list_line(o.out, "page-faults OR faults", buf, sizeof(buf)))
 		TH_LOG("%s", o.out);
 	out_free(&o);
-	run(&o, "pevt --json list");
+	run(&o, "pevt --json list clock");
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	EXPECT_NE(NULL, jline(o.out)) TH_LOG("not JSON: %.300s", o.out);
 	out_free(&o);

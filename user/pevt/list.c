@@ -55,7 +55,6 @@ static const char *const sw_events[][2] = {
 struct list_opts {
 	const char *filter;		/* glob on the name, NULL: all */
 	bool probe;			/* open each event on both backends */
-	bool tracepoints;
 	bool first_json;
 };
 
@@ -201,17 +200,57 @@ static void read_line(const char *path, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* Every PMU's events/ aliases, then its format terms. */
-static void list_pmus(struct list_opts *lo)
+/* A PMU's format terms: text after its aliases, or JSON objects. */
+static void print_formats(const char *pmu, bool *first)
 {
-	char **pmus, **evs, **fmts, path[512], val[128], name[300];
-	int np, ne, nf, i, j;
+	char **fmts, path[512], val[128];
+	int nf, j;
+
+	snprintf(path, sizeof(path), "%s/%s/format", PEVT_PMU_DIR, pmu);
+	fmts = dir_names(path, false, &nf);
+	if (nf && !json_output)
+		printf("\n  %s format terms (%s/term=value,.../):\n", pmu, pmu);
+	for (j = 0; j < nf; j++) {
+		snprintf(path, sizeof(path), "%s/%s/format/%s", PEVT_PMU_DIR, pmu, fmts[j]);
+		read_line(path, val, sizeof(val));
+		if (json_output) {
+			printf("%s{\"pmu\":", *first ? "" : ",");
+			json_str(stdout, pmu);
+			printf(",\"term\":");
+			json_str(stdout, fmts[j]);
+			printf(",\"bits\":");
+			json_str(stdout, val);
+			putchar('}');
+			*first = false;
+		} else {
+			printf("    %-20s %s\n", fmts[j], val);
+		}
+	}
+	if (nf && !json_output) {
+		snprintf(path, sizeof(path), "%s/%s/nr_counters", PEVT_PMU_DIR, pmu);
+		read_line(path, val, sizeof(val));
+		if (*val)
+			printf("    (%s counter slots per CPU)\n", val);
+		putchar('\n');
+	}
+	free_names(fmts, nf);
+}
+
+/*
+ * Every PMU's events/ aliases, each followed (text) by the PMU's format
+ * terms; with @formats (JSON's second array) only the terms.
+ */
+static void list_pmus(struct list_opts *lo, bool formats)
+{
+	char **pmus, **evs, path[512], val[128], name[300];
+	bool first = true;
+	int np, ne, i, j;
 
 	pmus = dir_names(PEVT_PMU_DIR, false, &np);
 	for (i = 0; i < np; i++) {
 		snprintf(path, sizeof(path), "%s/%s/events", PEVT_PMU_DIR, pmus[i]);
 		evs = dir_names(path, true, &ne);
-		for (j = 0; j < ne; j++) {
+		for (j = 0; j < ne && !formats; j++) {
 			snprintf(name, sizeof(name), "%s/%s/", pmus[i], evs[j]);
 			snprintf(path, sizeof(path), "%s/%s/events/%s.unit", PEVT_PMU_DIR,
 				 pmus[i], evs[j]);
@@ -219,30 +258,15 @@ static void list_pmus(struct list_opts *lo)
 			print_event(lo, name, NULL, "Kernel PMU event", val);
 		}
 		free_names(evs, ne);
-		if (!ne || json_output)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/format", PEVT_PMU_DIR, pmus[i]);
-		fmts = dir_names(path, false, &nf);
-		if (nf && (!lo->filter || strstr(pmus[i], lo->filter) ||
-			   !fnmatch(lo->filter, pmus[i], 0))) {
-			printf("\n  %s format terms (%s/term=value,.../):\n", pmus[i], pmus[i]);
-			for (j = 0; j < nf; j++) {
-				snprintf(path, sizeof(path), "%s/%s/format/%s", PEVT_PMU_DIR,
-					 pmus[i], fmts[j]);
-				read_line(path, val, sizeof(val));
-				printf("    %-20s %s\n", fmts[j], val);
-			}
-			snprintf(path, sizeof(path), "%s/%s/nr_counters", PEVT_PMU_DIR, pmus[i]);
-			read_line(path, val, sizeof(val));
-			if (*val)
-				printf("    (%s counter slots per CPU)\n", val);
-			putchar('\n');
-		}
-		free_names(fmts, nf);
+		/* the terms of PMUs that have aliases, and that the filter names */
+		if (ne && (formats || !json_output) &&
+		    (!lo->filter || strstr(pmus[i], lo->filter) || !fnmatch(lo->filter, pmus[i], 0)))
+			print_formats(pmus[i], &first);
 	}
 	free_names(pmus, np);
 }
 
+/* The tracefs events/ directory, or NULL. */
 static const char *tracefs_events(void)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing/events",
@@ -255,28 +279,41 @@ static const char *tracefs_events(void)
 	return NULL;
 }
 
+/*
+ * The tracepoints, from tracefs's available_events ("sys:name" lines):
+ * one read, where walking events/ costs a lookup per tracepoint (seconds
+ * on a debug kernel).
+ */
 static void list_tracepoints(struct list_opts *lo)
 {
-	const char *top = tracefs_events();
-	char **sys, **evs, path[512], name[300];
-	int ns, ne, i, j;
+	const char *ev = tracefs_events();
+	char path[512], line[512], **v = NULL, **nv;
+	size_t n = 0, i;
+	FILE *f;
 
-	if (!top)
+	if (!ev)
 		return;
-	sys = dir_names(top, false, &ns);
-	for (i = 0; i < ns; i++) {
-		snprintf(path, sizeof(path), "%s/%s", top, sys[i]);
-		evs = dir_names(path, false, &ne);
-		for (j = 0; j < ne; j++) {
-			snprintf(path, sizeof(path), "%s/%s/%s/id", top, sys[i], evs[j]);
-			if (access(path, R_OK))
-				continue;
-			snprintf(name, sizeof(name), "%s:%s", sys[i], evs[j]);
-			print_event(lo, name, NULL, "Tracepoint event", NULL);
-		}
-		free_names(evs, ne);
+	snprintf(path, sizeof(path), "%.*s/available_events", (int)(strlen(ev) - 7), ev);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strchr(line, ':'))
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = strdup(line);
 	}
-	free_names(sys, ns);
+	fclose(f);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++)
+		if (v[i])
+			print_event(lo, v[i], NULL, "Tracepoint event", NULL);
+	free_names(v, (int)n);
 }
 
 int do_list(int argc, char **argv)
@@ -287,7 +324,7 @@ int do_list(int argc, char **argv)
 		{ "help",	no_argument,	NULL, 'h' },
 		{ 0 }
 	};
-	struct list_opts lo = { .probe = true, .tracepoints = true, .first_json = true };
+	struct list_opts lo = { .probe = true, .first_json = true };
 	size_t i;
 	int opt;
 
@@ -325,11 +362,13 @@ int do_list(int argc, char **argv)
 		print_event(&lo, sw_events[i][0], sw_events[i][1], "Software event", NULL);
 	if (!json_output)
 		putchar('\n');
-	list_pmus(&lo);
-	if (lo.tracepoints)
-		list_tracepoints(&lo);
-	if (json_output)
+	list_pmus(&lo, false);
+	list_tracepoints(&lo);
+	if (json_output) {
+		printf("],\"formats\":[");
+		list_pmus(&lo, true);
 		printf("]}\n");
+	}
 	fflush(stdout);
 	return 0;
 }
