@@ -921,12 +921,23 @@ static int setup_events(struct record *r)
 		}
 		a->size = sizeof(*a);
 		/* RAW comes after the fields account() reads: one layout for those. */
-		a->sample_type = st | (is_tracepoint(a) ? PERF_SAMPLE_RAW : 0);
+		a->sample_type = st;
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
-		a->inherit = task && !o->no_inherit;
-		a->enable_on_exec = !!o->argv && task;
+		if (e->backend == PEVT_BACKEND_DEVICE) {
+			/*
+			 * /dev/pevt has no inherit, enable_on_exec or RAW yet:
+			 * the workload's first task only, enabled just before
+			 * its exec; tracepoint samples without their fields.
+			 */
+			a->inherit = 0;
+			a->enable_on_exec = 0;
+		} else {
+			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
+			a->inherit = task && !o->no_inherit;
+			a->enable_on_exec = !!o->argv && task;
+		}
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
@@ -1045,14 +1056,19 @@ retry:
 	return 0;
 }
 
-static void for_each_evsel(struct record *r, int (*fn)(struct pevt_evsel *))
+/* @fn on every fd; @exec_too false skips the enable_on_exec events. */
+static void for_each_evsel(struct record *r, int (*fn)(struct pevt_evsel *),
+			   bool exec_too)
 {
 	int i, k;
 
-	for (i = 0; i < r->nr_events; i++)
+	for (i = 0; i < r->nr_events; i++) {
+		if (!exec_too && r->events[i].attr.enable_on_exec)
+			continue;
 		for (k = 0; k < r->nr_cpus * r->nr_threads; k++)
 			if (r->events[i].evsels[k])
 				fn(r->events[i].evsels[k]);
+	}
 }
 
 static void close_events(struct record *r)
@@ -1505,7 +1521,8 @@ int do_record(int argc, char **argv)
 	if (r.child) {
 		int e;
 
-		/* enable_on_exec starts the events at the workload's exec. */
+		/* enable_on_exec starts the others at the workload's exec. */
+		for_each_evsel(&r, pevt_evsel__enable, false);
 		if (write(r.go_fd, "g", 1) != 1) {
 			p_err("cannot start the workload: %s", strerror(errno));
 			goto out;
@@ -1520,11 +1537,11 @@ int do_record(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		for_each_evsel(&r, pevt_evsel__enable);
+		for_each_evsel(&r, pevt_evsel__enable, true);
 	}
 
 	ret = record_loop(&r, sfd);
-	for_each_evsel(&r, pevt_evsel__disable);
+	for_each_evsel(&r, pevt_evsel__disable, true);
 	if (!ret)
 		ret = pass(&r, true) < 0;
 	if (ret)
