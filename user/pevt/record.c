@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <zstd.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -71,6 +72,7 @@ struct record_opts {
 	bool quiet;			/* -q */
 	bool no_inherit;
 	bool no_buildid;		/* -B */
+	int comp_level;			/* -z: zstd level, 0 = off */
 	enum pevt_backend backend;
 	char **argv;			/* workload */
 	int argc;
@@ -138,6 +140,9 @@ struct record {
 	struct rec_task *last_task;
 	struct rec_dso *dsos;
 	int nr_dsos;
+	ZSTD_CStream *zcs;		/* -z */
+	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
+	uint64_t raw_bytes, comp_bytes;
 	bool done;			/* SIGINT/SIGTERM came */
 	int signr;
 };
@@ -164,6 +169,7 @@ static int do_record_help(void)
 		"  -b, --backend B         stock (perf_event_open, default) or pevt (/dev/pevt)\n"
 		"  -i, --no-inherit        do not follow the workload's children\n"
 		"  -B, --no-buildid        no BUILD_ID section\n"
+		"  -z, --compression-level[=N]  zstd-compress the buffers' records (level N, 1)\n"
 		"  -q, --quiet             no progress line or summary\n"
 		"  -h, --help              this text\n"
 		"\n"
@@ -480,6 +486,51 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 	}
 }
 
+/* perf's PERF_SAMPLE_MAX_SIZE: a record's u16 size. */
+#define COMP_RECORD_MAX	(1 << 16)
+
+/*
+ * -z: records as perf 6.1 writes them (zstd_compress_stream_to_records()):
+ * one zstd stream for the whole file, flushed into PERF_RECORD_COMPRESSED
+ * records of at most 64 KiB (header.size = 8 + compressed bytes, not
+ * padded).  Each record decompresses to less than one ring buffer, the
+ * mmap_len the COMPRESSED feature announces.
+ */
+static int write_compressed(struct record *r, const void *src, size_t len)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+	size_t left = 1;
+	int ret;
+
+	while (in.pos < in.size || left) {
+		struct perf_event_header *h = (void *)r->zbuf;
+		ZSTD_outBuffer out = { r->zbuf + sizeof(*h),
+				       COMP_RECORD_MAX - sizeof(*h) - 1, 0 };
+		size_t zr = in.pos < in.size ? ZSTD_compressStream(r->zcs, &out, &in) : 0;
+
+		if (ZSTD_isError(zr)) {
+			p_err("zstd: %s", ZSTD_getErrorName(zr));
+			return -EIO;
+		}
+		left = ZSTD_flushStream(r->zcs, &out);
+		if (ZSTD_isError(left)) {
+			p_err("zstd: %s", ZSTD_getErrorName(left));
+			return -EIO;
+		}
+		if (!out.pos)
+			continue;
+		h->type = PERF_RECORD_COMPRESSED;
+		h->misc = 0;
+		h->size = sizeof(*h) + out.pos;
+		ret = pevt_data_writer__write(r->w, h, h->size);
+		if (ret)
+			return ret;
+		r->comp_bytes += h->size;
+	}
+	r->raw_bytes += len;
+	return 0;
+}
+
 /*
  * Write what a buffer holds: [tail, head) straight from the mapping, one
  * or two iovecs, then give the space back.  Returns bytes written or
@@ -524,7 +575,13 @@ static int64_t drain(struct record *r, struct rec_buf *b, bool flush_all)
 		iov[1].iov_len = len - iov[0].iov_len;
 		n = 2;
 	}
-	ret = pevt_data_writer__writev(r->w, iov, n);
+	if (r->zcs) {
+		ret = write_compressed(r, iov[0].iov_base, iov[0].iov_len);
+		if (!ret && n == 2)
+			ret = write_compressed(r, iov[1].iov_base, iov[1].iov_len);
+	} else {
+		ret = pevt_data_writer__writev(r->w, iov, n);
+	}
 	if (ret)
 		return ret;
 	/* The bytes are in the file: the kernel may reuse them. */
@@ -1191,6 +1248,10 @@ static void progress(struct record *r, bool final)
 	}
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+	if (r->zcs && r->comp_bytes)
+		fprintf(stderr, "[ pevt record: Compressed %.3f MB to %.3f MB, ratio is %.3f ]\n",
+			r->raw_bytes / 1048576.0, r->comp_bytes / 1048576.0,
+			(double)r->raw_bytes / r->comp_bytes);
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
 		" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
 }
@@ -1298,6 +1359,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "backend",		required_argument,	NULL, 'b' },
 		{ "no-inherit",		no_argument,		NULL, 'i' },
 		{ "no-buildid",		no_argument,		NULL, 'B' },
+		{ "compression-level",	optional_argument,	NULL, 'z' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
@@ -1308,7 +1370,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	argc++;
 	argv--;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBqh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBz::qh", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'e': {
 			size_t n = o->events ? strlen(o->events) : 0;
@@ -1383,6 +1445,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'z':
+			o->comp_level = 1;	/* perf's default level */
+			if (optarg && (parse_size(optarg, &v) || v < 1 || v > 22)) {
+				p_err("-z needs a zstd level 1..22, not '%s'", optarg);
+				return -EINVAL;
+			}
+			if (optarg)
+				o->comp_level = v;
 			break;
 		case 'h':
 			do_record_help();
@@ -1513,6 +1584,17 @@ int do_record(int argc, char **argv)
 	/* CMDLINE as perf writes it: "record" and what follows. */
 	if (add_tracing_data(&r))
 		goto out;
+	if (o.comp_level) {
+		r.zcs = ZSTD_createCStream();
+		r.zbuf = malloc(COMP_RECORD_MAX);
+		if (!r.zcs || !r.zbuf || ZSTD_isError(ZSTD_initCStream(r.zcs, o.comp_level))) {
+			p_err("cannot set up zstd compression");
+			goto out;
+		}
+		/* Readers size their decompression buffer from mmap_len. */
+		pevt_data_writer__set_compressed(r.w, o.comp_level, 0,
+						 o.pages * sysconf(_SC_PAGESIZE));
+	}
 	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
 	    pevt_data_writer__start(r.w) || synthesize(&r) ||
 	    pevt_data_writer__finished_init(r.w))
@@ -1548,6 +1630,10 @@ int do_record(int argc, char **argv)
 		goto write_error;
 	if (!wo.pipe) {
 		pevt_data_writer__set_sample_time(r.w, r.first_time, r.last_time);
+		if (r.zcs)
+			pevt_data_writer__set_compressed(r.w, o.comp_level,
+				r.comp_bytes ? (r.raw_bytes + r.comp_bytes / 2) / r.comp_bytes : 0,
+				o.pages * sysconf(_SC_PAGESIZE));
 		if (!o.no_buildid)
 			add_build_ids(&r);
 	}
@@ -1588,6 +1674,8 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	pevt_data_writer__delete(r.w);
+	ZSTD_freeCStream(r.zcs);
+	free(r.zbuf);
 	if (r.out_fd > STDOUT_FILENO)
 		close(r.out_fd);
 	free_record(&r);
