@@ -250,7 +250,7 @@ TEST_F(rec, pid_sigint)
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	samples = rec_summary(o.err, NULL);
 	out_free(&o);
-	ASSERT_GT(samples, 100);
+	ASSERT_GT(samples, 10);
 	check_read(_metadata, "s.data", samples);
 	run(&o, "perf report --header-only -i s.data");
 	EXPECT_NE(NULL, strstr(o.out, "# cmdline : "));
@@ -271,7 +271,7 @@ TEST_F(rec, killed)
 	out_free(&o);
 	run(&o, "perf script -i k.data");
 	EXPECT_EQ(0, o.status);
-	EXPECT_GT(count_lines(o.out), 100);
+	EXPECT_GT(count_lines(o.out), 10);
 	EXPECT_TRUE(perf_quiet(o.err));
 	out_free(&o);
 	EXPECT_EQ(0, rec_round_violations("-i k.data", &rounds, &timed));
