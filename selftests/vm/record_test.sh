@@ -34,7 +34,7 @@ quiet() { ! grep -v '^# To display the perf.data header info' "$1" | grep -q .; 
 
 # Weisbecker: after round k ends, nothing older than round k-1's newest.
 rounds_bad() {
-	perf report -D $1 2>/dev/null | awk '
+	perf report -D --disable-order $1 2>/dev/null | awk '
 	/: PERF_RECORD_FINISHED_ROUND/ {
 		if (prev > flushed) flushed = prev; if (cur > prev) prev = cur; r++; next }
 	/^[0-9]+ (0x|[0-9])/ && /: PERF_RECORD_/ {
