@@ -160,7 +160,11 @@ busy=$!
 # kill -9: readable up to the last complete round.
 pevt record -a -e cpu-clock -F 1000 -o k.data >/dev/null 2>&1 &
 p=$!
-sleep 1
+# Past the synthesized state (slow under TCG) and a few rounds.
+i=0
+while [ $i -lt 60 ] && [ "$(wc -c <k.data 2>/dev/null || echo 0)" -lt 131072 ]; do
+	sleep 0.5; i=$((i + 1))
+done
 kill -KILL $p
 wait $p
 got=$(perf script -i k.data 2>s.err | wc -l)
