@@ -46,6 +46,8 @@ double median(double *v, unsigned long n);	/* sorts @v */
 int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */
 int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
+int bench_record(int argc, char **argv);	/* bench_record.c */
+int bench_record_loop(int argc, char **argv);
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 
