@@ -175,7 +175,7 @@ pevt record -a -e cpu-clock -F 1000 -o k.data >/dev/null 2>&1 &
 p=$!
 # Past the synthesized state (slow under TCG) and a few rounds.
 i=0
-while [ $i -lt 60 ] && [ "$(wc -c <k.data 2>/dev/null || echo 0)" -lt 131072 ]; do
+while [ $i -lt 60 ] && [ "$( { wc -c <k.data; } 2>/dev/null || echo 0)" -lt 131072 ]; do
 	sleep 0.5; i=$((i + 1))
 done
 kill -KILL $p
