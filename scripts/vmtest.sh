@@ -65,11 +65,17 @@ perf_bin=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -n1 || true)
 [ -z "$perf_bin" ] && file -L /usr/bin/perf 2>/dev/null | grep -q ELF && perf_bin=/usr/bin/perf
 if [ -n "$perf_bin" ]; then
 	cp "$perf_bin" "$root/usr/bin/perf"
-	for lib in $(ldd "$perf_bin" | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
+fi
+# ... and the shared libraries of perf and of the pevt tools (liburing,
+# libzstd, libelf for pevt record), at the same paths.
+for bin in $perf_bin "$top"/build/bin/*; do
+	[ -f "$bin" ] || continue
+	for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
+		[ -e "$root$lib" ] && continue
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
 	done
-fi
+done
 echo "root:x:0:0:root:/root:/bin/sh" > "$root/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >> "$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"

@@ -56,8 +56,8 @@ static inline bool perf_quiet(const char *err)
 }
 
 /*
- * Weisbecker's guarantee, on the records in file order as `perf report -D`
- * dumps them: every timestamped record after round k's FINISHED_ROUND is
+ * Weisbecker's guarantee, on the records in file order as `perf report -D
+ * --disable-order` dumps them (plain -D dumps them sorted): every timestamped record after round k's FINISHED_ROUND is
  * no older than the newest record of round k - 1 and before.  Returns
  * the number of violations (-1 if perf failed), *@rounds the rounds.
  */
@@ -70,7 +70,7 @@ static inline long rec_round_violations(const char *input, long *rounds, long *t
 
 	*rounds = 0;
 	*timed = 0;
-	snprintf(cmd, sizeof(cmd), "perf report -D %s 2>/dev/null", input);
+	snprintf(cmd, sizeof(cmd), "perf report -D --disable-order %s 2>/dev/null", input);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;

@@ -133,6 +133,7 @@ static int do_help(int argc, char **argv)
 		"       %s bench fairness [scenario NAME|FILE]... [sched LIST] [interval MS[,MS...]]\n"
 		"                         [duration S] [switch K[,K...]|none] [json FILE] [data FILE]\n"
 		"       %s bench close [fds N] [reps R] [json FILE]\n"
+		"       %s bench record [calls N] [pages P[,P...]] [json FILE]\n"
 		"\n"
 		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
 		"  output   one syscall workload into overwrite buffers: pevt with and\n"
@@ -143,8 +144,11 @@ static int do_help(int argc, char **argv)
 		"           Jain, min share, utilization, estimate error against software\n"
 		"           twins, ticks and ns per tick; switch cost with K task events\n"
 		"           per task (default 1,4).  Documentation/fairness.md\n"
-		"  close    closing N (256) buffered per-CPU sampling fds, stock vs pevt\n",
-		bin_name, bin_name, bin_name, bin_name);
+		"  close    closing N (256) buffered per-CPU sampling fds, stock vs pevt\n"
+		"  record   raw_syscalls:sys_enter -c 1 of a getppid() loop with sequence\n"
+		"           numbers: perf record (-m P, --aio, --threads) vs pevt record;\n"
+		"           samples kept, lost, duplicated.  Documentation/record.md\n",
+		bin_name, bin_name, bin_name, bin_name, bin_name);
 	return 0;
 }
 
@@ -155,6 +159,8 @@ static const struct cmd cmds[] = {
 	{ "output",	bench_output,	"ring buffer: cost per record, records recovered" },
 	{ "fairness",	bench_fairness,	"rotation fairness: stock, classic, rotid" },
 	{ "close",	bench_close,	"closing many buffered fds: stock vs pevt" },
+	{ "record",	bench_record,	"pevt record vs perf record: samples lost, duplicated" },
+	{ "record-loop", bench_record_loop, "(the workload of bench record)" },
 	{ 0 }
 };
 

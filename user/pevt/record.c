@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <zstd.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -71,6 +72,7 @@ struct record_opts {
 	bool quiet;			/* -q */
 	bool no_inherit;
 	bool no_buildid;		/* -B */
+	int comp_level;			/* -z: zstd level, 0 = off */
 	enum pevt_backend backend;
 	char **argv;			/* workload */
 	int argc;
@@ -138,6 +140,9 @@ struct record {
 	struct rec_task *last_task;
 	struct rec_dso *dsos;
 	int nr_dsos;
+	ZSTD_CStream *zcs;		/* -z */
+	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
+	uint64_t raw_bytes, comp_bytes;
 	bool done;			/* SIGINT/SIGTERM came */
 	int signr;
 };
@@ -164,6 +169,7 @@ static int do_record_help(void)
 		"  -b, --backend B         stock (perf_event_open, default) or pevt (/dev/pevt)\n"
 		"  -i, --no-inherit        do not follow the workload's children\n"
 		"  -B, --no-buildid        no BUILD_ID section\n"
+		"  -z, --compression-level[=N]  zstd-compress the buffers' records (level N, 1)\n"
 		"  -q, --quiet             no progress line or summary\n"
 		"  -h, --help              this text\n"
 		"\n"
@@ -480,6 +486,51 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 	}
 }
 
+/* perf's PERF_SAMPLE_MAX_SIZE: a record's u16 size. */
+#define COMP_RECORD_MAX	(1 << 16)
+
+/*
+ * -z: records as perf 6.1 writes them (zstd_compress_stream_to_records()):
+ * one zstd stream for the whole file, flushed into PERF_RECORD_COMPRESSED
+ * records of at most 64 KiB (header.size = 8 + compressed bytes, not
+ * padded).  Each record decompresses to less than one ring buffer, the
+ * mmap_len the COMPRESSED feature announces.
+ */
+static int write_compressed(struct record *r, const void *src, size_t len)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+	size_t left = 1;
+	int ret;
+
+	while (in.pos < in.size || left) {
+		struct perf_event_header *h = (void *)r->zbuf;
+		ZSTD_outBuffer out = { r->zbuf + sizeof(*h),
+				       COMP_RECORD_MAX - sizeof(*h) - 1, 0 };
+		size_t zr = in.pos < in.size ? ZSTD_compressStream(r->zcs, &out, &in) : 0;
+
+		if (ZSTD_isError(zr)) {
+			p_err("zstd: %s", ZSTD_getErrorName(zr));
+			return -EIO;
+		}
+		left = ZSTD_flushStream(r->zcs, &out);
+		if (ZSTD_isError(left)) {
+			p_err("zstd: %s", ZSTD_getErrorName(left));
+			return -EIO;
+		}
+		if (!out.pos)
+			continue;
+		h->type = PERF_RECORD_COMPRESSED;
+		h->misc = 0;
+		h->size = sizeof(*h) + out.pos;
+		ret = pevt_data_writer__write(r->w, h, h->size);
+		if (ret)
+			return ret;
+		r->comp_bytes += h->size;
+	}
+	r->raw_bytes += len;
+	return 0;
+}
+
 /*
  * Write what a buffer holds: [tail, head) straight from the mapping, one
  * or two iovecs, then give the space back.  Returns bytes written or
@@ -524,7 +575,13 @@ static int64_t drain(struct record *r, struct rec_buf *b, bool flush_all)
 		iov[1].iov_len = len - iov[0].iov_len;
 		n = 2;
 	}
-	ret = pevt_data_writer__writev(r->w, iov, n);
+	if (r->zcs) {
+		ret = write_compressed(r, iov[0].iov_base, iov[0].iov_len);
+		if (!ret && n == 2)
+			ret = write_compressed(r, iov[1].iov_base, iov[1].iov_len);
+	} else {
+		ret = pevt_data_writer__writev(r->w, iov, n);
+	}
 	if (ret)
 		return ret;
 	/* The bytes are in the file: the kernel may reuse them. */
@@ -921,12 +978,23 @@ static int setup_events(struct record *r)
 		}
 		a->size = sizeof(*a);
 		/* RAW comes after the fields account() reads: one layout for those. */
-		a->sample_type = st | (is_tracepoint(a) ? PERF_SAMPLE_RAW : 0);
+		a->sample_type = st;
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
-		a->inherit = task && !o->no_inherit;
-		a->enable_on_exec = !!o->argv && task;
+		if (e->backend == PEVT_BACKEND_DEVICE) {
+			/*
+			 * /dev/pevt has no inherit, enable_on_exec or RAW yet:
+			 * the workload's first task only, enabled just before
+			 * its exec; tracepoint samples without their fields.
+			 */
+			a->inherit = 0;
+			a->enable_on_exec = 0;
+		} else {
+			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
+			a->inherit = task && !o->no_inherit;
+			a->enable_on_exec = !!o->argv && task;
+		}
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
@@ -1045,14 +1113,19 @@ retry:
 	return 0;
 }
 
-static void for_each_evsel(struct record *r, int (*fn)(struct pevt_evsel *))
+/* @fn on every fd; @exec_too false skips the enable_on_exec events. */
+static void for_each_evsel(struct record *r, int (*fn)(struct pevt_evsel *),
+			   bool exec_too)
 {
 	int i, k;
 
-	for (i = 0; i < r->nr_events; i++)
+	for (i = 0; i < r->nr_events; i++) {
+		if (!exec_too && r->events[i].attr.enable_on_exec)
+			continue;
 		for (k = 0; k < r->nr_cpus * r->nr_threads; k++)
 			if (r->events[i].evsels[k])
 				fn(r->events[i].evsels[k]);
+	}
 }
 
 static void close_events(struct record *r)
@@ -1175,6 +1248,10 @@ static void record_progress(struct record *r, bool final)
 	}
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r\033[K");
+	if (r->zcs && r->comp_bytes)
+		fprintf(stderr, "[ pevt record: Compressed %.3f MB to %.3f MB, ratio is %.3f ]\n",
+			r->raw_bytes / 1048576.0, r->comp_bytes / 1048576.0,
+			(double)r->raw_bytes / r->comp_bytes);
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
 		" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
 }
@@ -1282,6 +1359,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "backend",		required_argument,	NULL, 'b' },
 		{ "no-inherit",		no_argument,		NULL, 'i' },
 		{ "no-buildid",		no_argument,		NULL, 'B' },
+		{ "compression-level",	optional_argument,	NULL, 'z' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
@@ -1292,20 +1370,12 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	argc++;
 	argv--;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBqh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBz::qh", opts, NULL)) >= 0) {
 		switch (opt) {
-		case 'e': {
-			size_t n = o->events ? strlen(o->events) : 0;
-			char *s = realloc(o->events, n + strlen(optarg) + 2);
-
-			if (!s)
+		case 'e':
+			if (event_list_append(&o->events, optarg))
 				return -ENOMEM;
-			if (n)
-				s[n++] = ',';
-			strcpy(s + n, optarg);
-			o->events = s;
 			break;
-		}
 		case 'c':
 			if (parse_size(optarg, &o->period) || !o->period) {
 				p_err("invalid count '%s'", optarg);
@@ -1367,6 +1437,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'z':
+			o->comp_level = 1;	/* perf's default level */
+			if (optarg && (parse_size(optarg, &v) || v < 1 || v > 22)) {
+				p_err("-z needs a zstd level 1..22, not '%s'", optarg);
+				return -EINVAL;
+			}
+			if (optarg)
+				o->comp_level = v;
 			break;
 		case 'h':
 			do_record_help();
@@ -1497,6 +1576,17 @@ int do_record(int argc, char **argv)
 	/* CMDLINE as perf writes it: "record" and what follows. */
 	if (add_tracing_data(&r))
 		goto out;
+	if (o.comp_level) {
+		r.zcs = ZSTD_createCStream();
+		r.zbuf = malloc(COMP_RECORD_MAX);
+		if (!r.zcs || !r.zbuf || ZSTD_isError(ZSTD_initCStream(r.zcs, o.comp_level))) {
+			p_err("cannot set up zstd compression");
+			goto out;
+		}
+		/* Readers size their decompression buffer from mmap_len. */
+		pevt_data_writer__set_compressed(r.w, o.comp_level, 0,
+						 o.pages * sysconf(_SC_PAGESIZE));
+	}
 	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
 	    pevt_data_writer__start(r.w) || synthesize(&r) ||
 	    pevt_data_writer__finished_init(r.w))
@@ -1505,7 +1595,8 @@ int do_record(int argc, char **argv)
 	if (r.child) {
 		int e;
 
-		/* enable_on_exec starts the events at the workload's exec. */
+		/* enable_on_exec starts the others at the workload's exec. */
+		for_each_evsel(&r, pevt_evsel__enable, false);
 		if (write(r.go_fd, "g", 1) != 1) {
 			p_err("cannot start the workload: %s", strerror(errno));
 			goto out;
@@ -1520,17 +1611,21 @@ int do_record(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		for_each_evsel(&r, pevt_evsel__enable);
+		for_each_evsel(&r, pevt_evsel__enable, true);
 	}
 
 	ret = record_loop(&r, sfd);
-	for_each_evsel(&r, pevt_evsel__disable);
+	for_each_evsel(&r, pevt_evsel__disable, true);
 	if (!ret)
 		ret = pass(&r, true) < 0;
 	if (ret)
 		goto write_error;
 	if (!wo.pipe) {
 		pevt_data_writer__set_sample_time(r.w, r.first_time, r.last_time);
+		if (r.zcs)
+			pevt_data_writer__set_compressed(r.w, o.comp_level,
+				r.comp_bytes ? (r.raw_bytes + r.comp_bytes / 2) / r.comp_bytes : 0,
+				o.pages * sysconf(_SC_PAGESIZE));
 		if (!o.no_buildid)
 			add_build_ids(&r);
 	}
@@ -1571,6 +1666,8 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	pevt_data_writer__delete(r.w);
+	ZSTD_freeCStream(r.zcs);
+	free(r.zbuf);
 	if (r.out_fd > STDOUT_FILENO)
 		close(r.out_fd);
 	free_record(&r);

@@ -563,18 +563,10 @@ static int parse_opts(int argc, char **argv, struct stat_opts *o)
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "+e:aC:p:b:I:x:ir:vjh", opts, NULL)) >= 0) {
 		switch (opt) {
-		case 'e': {
-			size_t n = o->events ? strlen(o->events) : 0;
-			char *s = realloc(o->events, n + strlen(optarg) + 2);
-
-			if (!s)
+		case 'e':
+			if (event_list_append(&o->events, optarg))
 				return -ENOMEM;
-			if (n)
-				s[n++] = ',';
-			strcpy(s + n, optarg);
-			o->events = s;
 			break;
-		}
 		case 'a':
 			o->system_wide = true;
 			break;

@@ -125,3 +125,17 @@ void report_parse_error(const char *list, const struct pevt_parse_error *e)
 		p_info("  %s\n  %*s^", list, e->pos, "");
 }
 
+
+int event_list_append(char **list, const char *more)
+{
+	size_t n = *list ? strlen(*list) : 0;
+	char *s = realloc(*list, n + strlen(more) + 2);
+
+	if (!s)
+		return -ENOMEM;
+	if (n)
+		s[n++] = ',';
+	strcpy(s + n, more);
+	*list = s;
+	return 0;
+}

@@ -22,6 +22,8 @@ int workload_prepare(char **argv, const sigset_t *oldmask, bool stdout_to_stderr
 /* False for a pid that is gone or a zombie. */
 bool pid_alive(int pid);
 void join_args(char *buf, size_t size, int argc, char **argv);
+/* -e given again: "*list,more" (or "more"), reallocated; -ENOMEM. */
+int event_list_append(char **list, const char *more);
 void report_parse_error(const char *list, const struct pevt_parse_error *e);
 
 #endif

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt bench record: Debian perf record against pevt record on the same
+ * workload, in the same boot, one after the other.
+ *
+ * The workload is `pevt bench record-loop N FILE`: N getppid() calls, the
+ * i-th passing i as its first argument, so that every
+ * raw_syscalls:sys_enter sample carries a sequence number in its RAW
+ * args.  `perf script -F trace` of each file gives the sequence numbers
+ * kept: lost = N - distinct, duplicates = kept - distinct, exactly.  The
+ * pevt backend has no PERF_SAMPLE_RAW yet: its rows count samples only
+ * (lost = N - samples, duplicates unknown).  The loop writes its own CPU
+ * time to FILE so the recorder's CPU time is the rest of what wait4()
+ * reports for the recorder and its child.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include "main.h"
+
+struct rec_row {
+	char name[64];
+	char cmd[512];
+	bool seq;			/* samples carry the sequence number */
+	/* results */
+	int status;
+	uint64_t kept, distinct, dups, lost;
+	uint64_t bytes;
+	double wall, cpu;
+};
+
+static double tv_s(struct timeval tv)
+{
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+int bench_record_loop(int argc, char **argv)
+{
+	struct rusage ru;
+	long n, i;
+	FILE *f;
+
+	if (argc < 2)
+		return -1;
+	n = atol(argv[0]);
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid, i);
+	getrusage(RUSAGE_SELF, &ru);
+	f = fopen(argv[1], "w");
+	if (f) {
+		fprintf(f, "%.6f\n", tv_s(ru.ru_utime) + tv_s(ru.ru_stime));
+		fclose(f);
+	}
+	return 0;
+}
+
+/* Sequence numbers of the getppid() samples of @file: kept, distinct, dups. */
+static int count_seq(struct rec_row *r, const char *file, long n)
+{
+	char cmd[512], line[512];
+	uint8_t *seen = calloc((n + 7) / 8, 1);
+	FILE *p;
+
+	if (!seen)
+		return -ENOMEM;
+	snprintf(cmd, sizeof(cmd), "perf script -F trace -i %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p) {
+		free(seen);
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long s;
+		char *q = strstr(line, "NR 110 (");
+
+		if (!q || sscanf(q + 8, "%llx", &s) != 1 || s >= (unsigned long long)n)
+			continue;
+		r->kept++;
+		if (seen[s / 8] & (1 << (s % 8))) {
+			r->dups++;
+		} else {
+			seen[s / 8] |= 1 << (s % 8);
+			r->distinct++;
+		}
+	}
+	pclose(p);
+	free(seen);
+	r->lost = n - r->distinct;
+	return 0;
+}
+
+static int count_samples(struct rec_row *r, const char *file, long n)
+{
+	char cmd[512], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf script -F tid -i %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -errno;
+	while (fgets(line, sizeof(line), p))
+		r->kept++;
+	pclose(p);
+	/* Every syscall of the loop's process; at least the N getppid(). */
+	r->lost = r->kept >= (uint64_t)n ? 0 : n - r->kept;
+	return 0;
+}
+
+static void run_row(struct rec_row *r, int idx, long n, const char *dir)
+{
+	char file[256], cpuf[256], cmd[1024], buf[64];
+	struct timeval t0, t1;
+	struct rusage ru;
+	struct stat st;
+	double loop_cpu = 0;
+	pid_t pid;
+	int status;
+	FILE *f;
+
+	/* perf --threads writes a directory: one name per row, removed after. */
+	snprintf(file, sizeof(file), "%s/row%d.data", dir, idx);
+	snprintf(cpuf, sizeof(cpuf), "%s/loop.cpu", dir);
+	unlink(cpuf);
+	snprintf(cmd, sizeof(cmd), "%s -o %s -- /proc/%d/exe bench record-loop %ld %s >/dev/null 2>&1",
+		 r->cmd, file, (int)getpid(), n, cpuf);
+	gettimeofday(&t0, NULL);
+	pid = fork();
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid) {
+		r->status = -1;
+		return;
+	}
+	gettimeofday(&t1, NULL);
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_usec - t0.tv_usec) / 1e6;
+	f = fopen(cpuf, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			loop_cpu = atof(buf);
+		fclose(f);
+	}
+	r->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
+	/* A directory (--threads): its data files are not summed here. */
+	r->bytes = stat(file, &st) || !S_ISREG(st.st_mode) ? 0 : st.st_size;
+	if (!r->status) {
+		if (r->seq)
+			count_seq(r, file, n);
+		else
+			count_samples(r, file, n);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", file);
+	if (system(cmd))
+		p_info("could not remove %s", file);
+}
+
+static const char *cpuf_of(const char *dir)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/loop.cpu", dir);
+	return path;
+}
+
+static int do_bench_record_help(void)
+{
+	fprintf(stderr,
+		"Usage: %s bench record [calls N] [pages P[,P...]] [json FILE]\n"
+		"\n"
+		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
+		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
+		"(--backend stock, and pevt when /dev/pevt exists), for each P\n"
+		"(default 1,16).  Documentation/record.md\n", bin_name);
+	return 0;
+}
+
+int bench_record(int argc, char **argv)
+{
+	char pages[64] = "1,16", *tok, *save = NULL, dir[] = "/tmp/pevt-bench-record.XXXXXX";
+	const char *json = NULL;
+	struct rec_row rows[32];
+	long n = 200000;
+	int nr = 0, i;
+	FILE *jf = NULL;
+
+	while (argc >= 2) {
+		if (!strcmp(argv[0], "calls"))
+			n = atol(argv[1]);
+		else if (!strcmp(argv[0], "pages"))
+			snprintf(pages, sizeof(pages), "%s", argv[1]);
+		else if (!strcmp(argv[0], "json"))
+			json = argv[1];
+		else
+			return do_bench_record_help(), -1;
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc || n <= 0)
+		return do_bench_record_help(), -1;
+	if (json && !(jf = fopen(json, "w"))) {
+		p_err("cannot create %s: %s", json, strerror(errno));
+		return -1;
+	}
+	if (!mkdtemp(dir)) {
+		p_err("mkdtemp: %s", strerror(errno));
+		return -1;
+	}
+	for (tok = strtok_r(pages, ",", &save); tok && nr < 27; tok = strtok_r(NULL, ",", &save)) {
+		static const char *const perf_modes[] = { "", " --aio", " --threads" };
+		int m = atoi(tok), k;
+
+		for (k = 0; k < 3; k++) {
+			struct rec_row *r = &rows[nr++];
+
+			memset(r, 0, sizeof(*r));
+			snprintf(r->name, sizeof(r->name), "perf -m %d%s", m, perf_modes[k]);
+			snprintf(r->cmd, sizeof(r->cmd),
+				 "perf record -q -e raw_syscalls:sys_enter -c 1 -m %d%s", m, perf_modes[k]);
+			r->seq = true;
+		}
+		memset(&rows[nr], 0, sizeof(rows[nr]));
+		snprintf(rows[nr].name, sizeof(rows[nr].name), "pevt stock -m %d", m);
+		snprintf(rows[nr].cmd, sizeof(rows[nr].cmd),
+			 "/proc/%d/exe record -q --backend stock -e raw_syscalls:sys_enter -c 1 -m %d",
+			 (int)getpid(), m);
+		rows[nr++].seq = true;
+		if (!access("/dev/pevt", F_OK)) {
+			memset(&rows[nr], 0, sizeof(rows[nr]));
+			snprintf(rows[nr].name, sizeof(rows[nr].name), "pevt pevt -m %d", m);
+			snprintf(rows[nr].cmd, sizeof(rows[nr].cmd),
+				 "/proc/%d/exe record -q --backend pevt -e raw_syscalls:sys_enter -c 1 -m %d",
+				 (int)getpid(), m);
+			rows[nr++].seq = false;
+		}
+	}
+	printf("%-22s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
+	       "dups", "lost %", "MB", "MB/s", "cpu s");
+	for (i = 0; i < nr; i++) {
+		struct rec_row *r = &rows[i];
+		char dups[24] = "-";
+
+		run_row(r, i, n, dir);
+		if (r->status) {
+			printf("%-22s failed (exit %d)\n", r->name, r->status);
+			continue;
+		}
+		if (r->seq)
+			snprintf(dups, sizeof(dups), "%" PRIu64, r->dups);
+		printf("%-22s %10" PRIu64 " %10" PRIu64 " %8s %8.3f%% %10.2f %8.1f %8.2f\n",
+		       r->name, r->kept, r->lost,
+		       dups,
+		       100.0 * r->lost / n, r->bytes / 1048576.0,
+		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
+		fflush(stdout);
+	}
+	if (jf) {
+		fprintf(jf, "{\"calls\":%ld,\"rows\":[", n);
+		for (i = 0; i < nr; i++) {
+			struct rec_row *r = &rows[i];
+
+			fprintf(jf, "%s{\"recorder\":", i ? "," : "");
+			json_str(jf, r->name);
+			fprintf(jf, ",\"exit\":%d,\"kept\":%" PRIu64 ",\"lost\":%" PRIu64
+				",\"duplicates\":", r->status, r->kept, r->lost);
+			if (r->seq)
+				fprintf(jf, "%" PRIu64, r->dups);
+			else
+				fprintf(jf, "null");
+			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f}",
+				r->bytes, r->wall, r->cpu);
+		}
+		fprintf(jf, "]}\n");
+		fclose(jf);
+	}
+	unlink(cpuf_of(dir));
+	rmdir(dir);
+	return 0;
+}
