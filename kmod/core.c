@@ -549,26 +549,6 @@ static int __pevt_reset(struct pevt_context *ctx, void *data, bool active)
 	return 0;
 }
 
-static int __pevt_sync_userpage(struct pevt_context *ctx, void *data,
-				bool active)
-{
-	struct pevt_event *event = data;
-
-	event_fold_count(event, active);
-	pevt_output_update_userpage(event);
-	return 0;
-}
-
-/**
- * pevt_event_sync_userpage() - publish @event's count and times now.
- * @event: an event with a buffer (just mapped)
- *
- * Process context: runs where the event's context is active.
- */
-void pevt_event_sync_userpage(struct pevt_event *event)
-{
-	ctx_function_call(event->ctx, __pevt_sync_userpage, event);
-}
 
 struct pevt_group_apply {
 	pevt_ctx_fn		fn;

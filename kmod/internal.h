@@ -287,7 +287,6 @@ void pevt_group_sched_out(struct pevt_event *leader, struct pevt_context *ctx);
 void ctx_sched_in(struct pevt_context *ctx, enum pevt_event_type type);
 void ctx_sched_out(struct pevt_context *ctx, enum pevt_event_type type);
 void pevt_ctx_changed(struct pevt_context *ctx);
-void pevt_event_sync_userpage(struct pevt_event *event);
 int pevt_core_init(void);
 void pevt_core_exit(void);
 struct dentry *pevt_debugfs_dir(void);

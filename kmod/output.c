@@ -175,7 +175,7 @@ static void out_times(struct pevt_event *e, u64 *enabled, u64 *running)
 
 /**
  * pevt_output_update_userpage() - count and times onto the control page.
- * @event: the event, its ctx->lock held, count folded
+ * @event: the event, its ctx->lock held
  *
  * perf_event_update_userpage(), at the same moments (schedule in, reset,
  * mmap): index 0 (no user-readable counter), offset = the count, and
@@ -664,7 +664,7 @@ static void out_last_unmap(struct pevt_rb *rb, void *priv)
  */
 int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
 {
-	unsigned long nr_pages, flags = 0;
+	unsigned long nr_pages, flags = 0, irqflags;
 	struct pevt_rb *rb;
 	int ret;
 
@@ -694,8 +694,16 @@ int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
 
 	/* Not under out_mutex: the last unmap takes mmap_mutex, then it. */
 	ret = rb_mmap(rb, vma);
-	if (!ret)
-		pevt_event_sync_userpage(event);	/* perf_mmap() does too */
+	if (!ret) {
+		/*
+		 * perf_mmap() publishes the counter too, without a cross
+		 * call: the count as last folded, times as of now.  ctx->lock
+		 * keeps the page's seqlock to one writer.
+		 */
+		raw_spin_lock_irqsave(&event->ctx->lock, irqflags);
+		pevt_output_update_userpage(event);
+		raw_spin_unlock_irqrestore(&event->ctx->lock, irqflags);
+	}
 	if (ret && !atomic_read(&rb->mmap_count)) {
 		mutex_lock(&out_mutex);
 		if (out_rb_locked(event) == rb && !atomic_read(&rb->mmap_count))
