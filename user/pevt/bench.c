@@ -131,6 +131,7 @@ static int do_help(int argc, char **argv)
 		"       %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
 		"       %s bench fairness [scenario NAME|FILE]... [sched LIST] [interval MS[,MS...]]\n"
 		"                         [duration S] [switch K[,K...]|none] [json FILE] [data FILE]\n"
+		"       %s bench report [reps R] [threads N] [json FILE] FILE...\n"
 		"\n"
 		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
 		"  output   one syscall workload into overwrite buffers: pevt with and\n"
@@ -140,8 +141,11 @@ static int do_help(int argc, char **argv)
 		"           scenario (default: every built-in); LIST of stock,classic,rotid;\n"
 		"           Jain, min share, utilization, estimate error against software\n"
 		"           twins, ticks and ns per tick; switch cost with K task events\n"
-		"           per task (default 1,4).  Documentation/fairness.md\n",
-		bin_name, bin_name, bin_name);
+		"           per task (default 1,4).  Documentation/fairness.md\n"
+		"  report   perf report --stdio vs pevt report --stdio (1 and N threads) on\n"
+		"           the same files, -g none with and without children: wall, CPU,\n"
+		"           peak RSS, samples/s, same rows.  Documentation/report.md\n",
+		bin_name, bin_name, bin_name, bin_name);
 	return 0;
 }
 
@@ -151,6 +155,7 @@ static const struct cmd cmds[] = {
 	{ "clock",	bench_clock,	"task-clock, stock vs pevt" },
 	{ "output",	bench_output,	"ring buffer: cost per record, records recovered" },
 	{ "fairness",	bench_fairness,	"rotation fairness: stock, classic, rotid" },
+	{ "report",	bench_report,	"perf report vs pevt report on perf.data files" },
 	{ 0 }
 };
 

@@ -46,6 +46,7 @@ double median(double *v, unsigned long n);	/* sorts @v */
 int do_bench(int argc, char **argv);
 int bench_output(int argc, char **argv);	/* bench_output.c */
 int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
+int bench_report(int argc, char **argv);	/* bench_report.c */
 int do_stat(int argc, char **argv);
 int do_report(int argc, char **argv);		/* report.c */
 
