@@ -215,6 +215,29 @@ TEST_F_TIMEOUT(perf, threads_identical, 300)
 	}
 }
 
+/* pevt bench report: six runs per file, pevt's rows the same as perf's. */
+TEST_F_TIMEOUT(perf, bench_report, 300)
+{
+	struct out o;
+	char *j, *p;
+	int runs = 0, same = 0;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && %s bench report threads 2 json bench.json nocg.data && cat bench.json",
+	    dir, pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	j = strchr(o.out, '[');
+	ASSERT_NE(NULL, j) TH_LOG("%s", o.out);
+	for (p = j; (p = strstr(p, "\"tool\":")); p++)
+		runs++;
+	for (p = j; (p = strstr(p, "\"same_as_perf\":true")); p++)
+		same++;
+	EXPECT_EQ(6, runs);
+	EXPECT_EQ(2, same) TH_LOG("%s", o.out);
+	EXPECT_EQ(NULL, strstr(j, "\"exit\":1"));
+	out_free(&o);
+}
+
 TEST_F_TIMEOUT(perf, truncated_file, 300)
 {
 	struct out o;

@@ -31,6 +31,7 @@ struct stream {
 	size_t map_size;
 	uint64_t off, size;		/* the records: [off, off + size) */
 	uint64_t pos;			/* next raw record */
+	uint64_t dropped;		/* pages before this were given back */
 	int err;			/* sticky */
 	ZSTD_DStream *zstd;		/* compressed records */
 	uint8_t *zbuf;			/* decompressed: [zpos, zlen) not delivered */
@@ -1157,7 +1158,34 @@ static int raw_next(struct pevt_data *d, struct stream *s, struct pevt_data_rec 
 	}
 	r->ev = h;
 	s->pos += hh.size;
+	/*
+	 * Give back what is well behind: the pages stay in the page cache, a
+	 * later access (a queued record, the report's second pass) faults
+	 * them in again, but the resident set stays near a window, like
+	 * perf's 32 MB mmap window.
+	 */
+	if (s->pos - s->dropped > 2 * PEVT_DATA_WINDOW)
+		pevt_data__drop(d, (int)(s - d->streams), s->dropped, s->pos - PEVT_DATA_WINDOW);
 	return 1;
+}
+
+int pevt_data__drop(struct pevt_data *d, int stream, uint64_t from, uint64_t to)
+{
+	struct stream *s;
+	uintptr_t a, b;
+
+	if (stream < 0 || stream >= d->nr_streams || !d->streams[stream].base)
+		return -EINVAL;
+	s = &d->streams[stream];
+	if (to > s->map_size)
+		to = s->map_size;
+	a = ((uintptr_t)s->base + from + 4095) & ~(uintptr_t)4095;
+	b = ((uintptr_t)s->base + to) & ~(uintptr_t)4095;
+	if (to > s->dropped)
+		s->dropped = to;
+	if (b <= a)
+		return 0;
+	return madvise((void *)a, b - a, MADV_DONTNEED) ? -errno : 0;
 }
 
 int pevt_data__next(struct pevt_data *d, int stream, struct pevt_data_rec *r)

@@ -125,31 +125,10 @@ static int bench_clock(int argc, char **argv)
 	return 0;
 }
 
+/* Rendered from Documentation/man/pevt-bench.1.md (scripts/mkhelp.sh). */
 static int do_help(int argc, char **argv)
 {
-	fprintf(stderr,
-		"Usage: %s bench clock [ms MS] [json FILE]\n"
-		"       %s bench output [calls N] [records N] [pages P] [reps R] [json FILE]\n"
-		"       %s bench fairness [scenario NAME|FILE]... [sched LIST] [interval MS[,MS...]]\n"
-		"                         [duration S] [switch K[,K...]|none] [json FILE] [data FILE]\n"
-		"       %s bench close [fds N] [reps R] [json FILE]\n"
-		"       %s bench record [calls N] [pages P[,P...]] [json FILE]\n"
-		"\n"
-		"  clock    task-clock of one busy loop, stock perf_event_open vs /dev/pevt\n"
-		"  output   one syscall workload into overwrite buffers: pevt with and\n"
-		"           without the size trailer, stock forward, stock write_backward;\n"
-		"           ns per record and records recovered from the full buffer\n"
-		"  fairness rotation fairness, stock vs pevt classic vs pevt rotid, per\n"
-		"           scenario (default: every built-in); LIST of stock,classic,rotid;\n"
-		"           Jain, min share, utilization, estimate error against software\n"
-		"           twins, ticks and ns per tick; switch cost with K task events\n"
-		"           per task (default 1,4).  Documentation/fairness.md\n"
-		"  close    closing N (256) buffered per-CPU sampling fds, stock vs pevt\n"
-		"  record   raw_syscalls:sys_enter -c 1 of a getppid() loop with sequence\n"
-		"           numbers: perf record (-m P, --aio, --threads) vs pevt record;\n"
-		"           samples kept, lost, duplicated.  Documentation/record.md\n",
-		bin_name, bin_name, bin_name, bin_name, bin_name);
-	return 0;
+	return print_help("bench");
 }
 
 
@@ -161,6 +140,7 @@ static const struct cmd cmds[] = {
 	{ "close",	bench_close,	"closing many buffered fds: stock vs pevt" },
 	{ "record",	bench_record,	"pevt record vs perf record: samples lost, duplicated" },
 	{ "record-loop", bench_record_loop, "(the workload of bench record)" },
+	{ "report",	bench_report,	"perf report vs pevt report on perf.data files" },
 	{ 0 }
 };
 

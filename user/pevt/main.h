@@ -53,6 +53,7 @@ int bench_fairness(int argc, char **argv);	/* bench_fairness.c */
 int bench_close(int argc, char **argv);		/* bench_close.c */
 int bench_record(int argc, char **argv);	/* bench_record.c */
 int bench_record_loop(int argc, char **argv);
+int bench_report(int argc, char **argv);	/* bench_report.c */
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 int do_report(int argc, char **argv);		/* report.c */

@@ -39,6 +39,7 @@ struct worker {
 	uint8_t *modes;			/* cpumode of each callchain entry */
 	size_t mode_cap;
 	uint64_t nr_bad;
+	uint64_t dropped;		/* stream offset given back up to */
 	int err;
 	pthread_t tid;
 };
@@ -302,13 +303,40 @@ static int keep_sample(struct report *r, const struct pevt_data_rec *rec)
 	return sr->t ? 0 : -ENOMEM;
 }
 
+/* Keep the worker's resident share of the mapped file near a window. */
+static void drop_behind(struct worker *w, const void *ev)
+{
+	struct pevt_data *d = w->r->d;
+	int i;
+
+	for (i = 0; i < pevt_data__nr_streams(d); i++) {
+		const uint8_t *base = pevt_data__stream_base(d, i);
+		uint64_t off, size, pos;
+
+		if (!base || pevt_data__section(d, i, &off, &size) ||
+		    (const uint8_t *)ev < base + off || (const uint8_t *)ev >= base + off + size)
+			continue;
+		pos = (const uint8_t *)ev - base;
+		if (pos > w->dropped + 2 * PEVT_DATA_WINDOW) {
+			if (!w->dropped)
+				w->dropped = pos > 4 * PEVT_DATA_WINDOW ? pos - 4 * PEVT_DATA_WINDOW : 0;
+			pevt_data__drop(d, i, w->dropped, pos - PEVT_DATA_WINDOW);
+			w->dropped = pos - PEVT_DATA_WINDOW;
+		}
+		return;
+	}
+}
+
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
 	size_t i;
 
-	for (i = w->from; i < w->to && !w->err; i++)
+	for (i = w->from; i < w->to && !w->err; i++) {
 		w->err = process_sample(w, w->r->samples[i].ev, w->r->samples[i].t);
+		if ((i & 4095) == 0)
+			drop_behind(w, w->r->samples[i].ev);
+	}
 	return NULL;
 }
 

@@ -122,6 +122,13 @@ LIBPEVT_API int pevt_data__stream_for_each(struct pevt_data *d, int stream,
 					   pevt_data_cb cb, void *ctx);
 /* Pull: 1 and @r filled, 0 at the end of the stream, -errno (sticky). */
 LIBPEVT_API int pevt_data__next(struct pevt_data *d, int stream, struct pevt_data_rec *r);
+/*
+ * Give back the resident pages of stream bytes [from, to) (a mapped file
+ * stays valid: pages fault in again from the page cache).  The reader
+ * does it itself PEVT_DATA_WINDOW behind its position.
+ */
+#define PEVT_DATA_WINDOW	(16u << 20)
+LIBPEVT_API int pevt_data__drop(struct pevt_data *d, int stream, uint64_t from, uint64_t to);
 LIBPEVT_API int pevt_data__nr_streams(const struct pevt_data *d);
 LIBPEVT_API bool pevt_data__is_pipe(const struct pevt_data *d);
 LIBPEVT_API bool pevt_data__is_dir(const struct pevt_data *d);
