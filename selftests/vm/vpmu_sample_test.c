@@ -34,68 +34,24 @@
 
 #include "kselftest_harness.h"
 #include "../common.h"
+#include "../live_stats.h"
 
-#define VPMU_TYPE_PATH	"/sys/bus/event_source/devices/pevt_vpmu/type"
 #define POLICY_PATH	"/sys/module/pevt/parameters/policy"
 #define SRC_SYSCALLS	1
 #define PAGES		64
 #define NR_MUX		6
 
-static long read_long(const char *path)
+static int getppid_loop(void *n)
 {
-	char buf[64] = "";
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 0) : -1;
+	for (unsigned long i = 0; i < (unsigned long)n; i++)
+		syscall(SYS_getppid);
+	return 0;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-/* A child making @n getppid() calls once told to. */
+/* A child making @n getppid() calls once told to (child_go()). */
 static pid_t spawn(unsigned long n, int *go)
 {
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
-			_exit(1);
-		for (unsigned long i = 0; i < n; i++)
-			syscall(SYS_getppid);
-		_exit(0);
-	}
-	close(p[0]);
-	*go = p[1];
-	return pid;
-}
-
-static long sys_enter_id(void)
-{
-	long id = read_long("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id");
-
-	return id >= 0 ? id :
-	       read_long("/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id");
+	return fork_waiting(getppid_loop, (void *)n, go);
 }
 
 /* @stock: the sys_enter tracepoint event instead of the vPMU's. */
@@ -103,7 +59,7 @@ static void vattr(struct perf_event_attr *a, int freq, __u64 v, int stock)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->type = stock ? PERF_TYPE_TRACEPOINT : (__u32)read_long(VPMU_TYPE_PATH);
+	a->type = stock ? PERF_TYPE_TRACEPOINT : (__u32)vpmu_type();
 	a->config = stock ? (__u64)sys_enter_id() : SRC_SYSCALLS;
 	a->freq = freq;
 	a->sample_period = v;	/* or sample_freq */
@@ -184,7 +140,7 @@ FIXTURE_SETUP(vs)
 
 	self->dev = pevt_dev_open();
 	ASSERT_LE(0, self->dev);
-	if (read_long(VPMU_TYPE_PATH) < 0)
+	if (vpmu_type() < 0)
 		SKIP(return, "no pevt_vpmu");
 	self->policy[0] = 0;
 	fd = open(POLICY_PATH, O_RDONLY);
@@ -219,7 +175,7 @@ static void like_stock(struct __test_metadata *_metadata, int dev, int freq,
 	ASSERT_EQ(0, sampler_open(-1, &a, pid, &s[0])) TH_LOG("stock: %s", strerror(errno));
 	vattr(&a, freq, v, 0);
 	ASSERT_EQ(0, sampler_open(dev, &a, pid, &s[1])) TH_LOG("pevt: %s", strerror(errno));
-	ASSERT_EQ(1, write(go, "g", 1));
+	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	for (int k = 0; k < 2; k++)
 		sampler_count(&s[k]);
@@ -282,7 +238,7 @@ static void mux_shares(struct __test_metadata *_metadata, int dev,
 
 		ASSERT_EQ(0, ret) TH_LOG("event %d: %s", i, strerror(errno));
 	}
-	ASSERT_EQ(1, write(go, "g", 1));
+	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	for (int i = 0; i < NR_MUX; i++) {
 		uint64_t v[3];
