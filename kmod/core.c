@@ -919,6 +919,27 @@ static struct task_struct *pevt_find_task(pid_t pid)
 	return task;
 }
 
+/* The fields every new event starts with (counted live from here). */
+static void pevt_event_init(struct pevt_event *event,
+			    const struct perf_event_attr *attr, int cpu,
+			    enum pevt_event_state state)
+{
+	atomic_inc(&pevt_nr_live_events);
+	event->attr = *attr;
+	event->cpu = cpu;
+	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	event->group_leader = event;
+	event->oncpu = -1;
+	event->hw.idx = -1;
+	event->state = state;
+	INIT_LIST_HEAD(&event->group_entry);
+	INIT_LIST_HEAD(&event->sibling_list);
+	INIT_LIST_HEAD(&event->event_entry);
+	INIT_LIST_HEAD(&event->child_list);
+	INIT_LIST_HEAD(&event->child_entry);
+	pevt_output_init_event(event);
+}
+
 /**
  * pevt_event_open() - create an event and return an fd for it.
  * @attr: checked copy of the user's attr (size set)
@@ -1005,22 +1026,10 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		ret = -ENOMEM;
 		goto err_task;
 	}
-	atomic_inc(&pevt_nr_live_events);
-	event->attr = *attr;
-	event->cpu = cpu;
-	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	pevt_event_init(event, attr, cpu,
+			attr->disabled ? PEVT_STATE_OFF : PEVT_STATE_INACTIVE);
 	/* Records carry pids as the opener sees them (perf: event->ns). */
 	event->ns = get_pid_ns(task_active_pid_ns(current));
-	event->group_leader = event;
-	event->oncpu = -1;
-	event->hw.idx = -1;
-	event->state = attr->disabled ? PEVT_STATE_OFF : PEVT_STATE_INACTIVE;
-	INIT_LIST_HEAD(&event->group_entry);
-	INIT_LIST_HEAD(&event->sibling_list);
-	INIT_LIST_HEAD(&event->event_entry);
-	INIT_LIST_HEAD(&event->child_list);
-	INIT_LIST_HEAD(&event->child_entry);
-	pevt_output_init_event(event);
 
 	/* Limits (perm.c): uncharged by pevt_event_free(). */
 	event->perm_user = perm_charge();
@@ -1144,22 +1153,12 @@ struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 	event = kzalloc(sizeof(*event), GFP_KERNEL);
 	if (!event)
 		return ERR_PTR(-ENOMEM);
-	atomic_inc(&pevt_nr_live_events);
-	event->attr = pe->attr;
-	event->cpu = pe->cpu;
-	event->id = atomic64_inc_return(&pevt_event_id_seq);
+	pevt_event_init(event, &pe->attr, pe->cpu,
+			pe->state >= PEVT_STATE_INACTIVE ? PEVT_STATE_INACTIVE :
+							   PEVT_STATE_OFF);
 	event->parent = pe->parent ?: pe;
-	event->group_leader = event;
-	event->oncpu = -1;
-	event->hw.idx = -1;
-	event->state = pe->state >= PEVT_STATE_INACTIVE ? PEVT_STATE_INACTIVE :
-							  PEVT_STATE_OFF;
-	INIT_LIST_HEAD(&event->group_entry);
-	INIT_LIST_HEAD(&event->sibling_list);
-	INIT_LIST_HEAD(&event->event_entry);
-	INIT_LIST_HEAD(&event->child_list);
-	INIT_LIST_HEAD(&event->child_entry);
-	pevt_output_init_event(event);
+	/* pids in the child's records as the opener of the parent sees them */
+	event->ns = pe->ns ? get_pid_ns(pe->ns) : NULL;
 
 	ret = pevt_init_event_source(event);
 	if (ret)

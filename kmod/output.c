@@ -26,6 +26,7 @@
 #include "output.h"
 #include "perm.h"
 #include "sideband.h"
+#include "vpmu.h"
 
 static DEFINE_MUTEX(out_mutex);
 
@@ -62,9 +63,13 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 
 	if (attr->sample_type & ~(u64)PEVT_SAMPLE_SUPPORTED)
 		return -EOPNOTSUPP;
-	/* Sampling sources (sample.c): sys_enter, cpu-clock, task-clock. */
+	/*
+	 * Sampling sources: sys_enter, cpu-clock, task-clock (sample.c),
+	 * pevt_vpmu (vpmu_src.c).
+	 */
 	if ((attr->sample_period || attr->freq) &&
 	    attr->type != PERF_TYPE_TRACEPOINT &&
+	    attr->type != vpmu_perf_type() &&
 	    !(attr->type == PERF_TYPE_SOFTWARE &&
 	      (attr->config == PERF_COUNT_SW_CPU_CLOCK ||
 	       attr->config == PERF_COUNT_SW_TASK_CLOCK)))

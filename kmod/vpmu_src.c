@@ -13,11 +13,27 @@
  * planned slot taken) add() takes the slot this member has in a matching
  * of the group's members still to be added, so a group goes on whenever
  * it fits, as the stock PMU's transaction does (vpmu_slots_get_group()).
+ *
+ * Sampling (attr.sample_period, or attr.freq with sample_freq): the vPMU
+ * counter overflows every period events (syscalls, cswitch: counted in
+ * their hooks; cpu_ns: a pinned hrtimer) and the overflow, on the
+ * counter's CPU with irqs off, writes a PERF_RECORD_SAMPLE (output.c)
+ * with the registers the source saw.  A counter samples only while its
+ * group is scheduled, so under multiplexing (rotid or classic) each event
+ * samples for its share of the time, as a stock PMU event does.
+ * freq: cpu_ns gets the fixed period NSEC_PER_SEC / freq (perf's
+ * cpu-clock does the same); the event sources start at period 1 and after
+ * each overflow that ends an interval the counter ran through, move 1/8
+ * of the way to the period that would have given sample_freq at the rate
+ * of that interval (at once while that is more than twice the current
+ * one), as perf adjusts from the same ratio (perf_adjust_period()).
  */
 #include <linux/perf_event.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 
 #include "internal.h"
+#include "output.h"
 #include "vpmu.h"
 #include "pevt_sched.h"
 
@@ -27,14 +43,52 @@ struct vsrc {
 	struct vpmu_counter	c;
 	u64			mask;	/* allowed slots (valid mask) */
 	int			hint;	/* planned slot for the next add(), or -1 */
+	struct pevt_event	*event;
+	/* freq: the last overflow, and starts of the counter since boot */
+	u64			t_last, cnt_last;
+	unsigned long		starts, starts_last;
 };
+
+/* Counter overflow: on the counter's CPU, irqs off, the group ACTIVE. */
+static void vsrc_overflow(struct vpmu_counter *c, struct pt_regs *regs)
+{
+	struct vsrc *v = c->priv;
+	struct pevt_event *event = v->event;
+	u64 period = c->period;
+
+	if (READ_ONCE(event->state) != PEVT_STATE_ACTIVE)
+		return;
+	pevt_output_sample(event, regs, period);
+	if (event->attr.freq && c->source != VPMU_SRC_CPU_NS) {
+		u64 now = local_clock(), dt = now - v->t_last;
+		u64 n = c->count - v->cnt_last, want;
+		bool steady = v->starts == v->starts_last;
+
+		v->t_last = now;
+		v->cnt_last = c->count;
+		v->starts_last = v->starts;
+		/* Only an interval the counter ran through tells the rate. */
+		if (!steady || !dt || !n)
+			return;
+		/* n events took dt ns: the period giving sample_freq */
+		want = div64_u64(n * NSEC_PER_SEC,
+				 dt * event->attr.sample_freq) ?: 1;
+		if (want > 2 * period)		/* ramp up from period 1 */
+			period = want;
+		else if (want > period)
+			period += (want - period + 7) / 8;
+		else
+			period -= (period - want) / 8;
+		c->period = max_t(u64, period, 1);
+	}
+}
 
 static int vsrc_init(struct pevt_event *event)
 {
 	struct perf_event_attr *attr = &event->attr;
 	unsigned int src = attr->config & VPMU_CONFIG_SOURCE;
 	struct vsrc *v;
-	u64 mask;
+	u64 mask, period = 0;
 	int ret;
 
 	if (attr->type != vpmu_perf_type())
@@ -50,13 +104,14 @@ static int vsrc_init(struct pevt_event *event)
 	ret = vpmu_check_filters(attr);
 	if (ret)
 		return ret;
-	/*
-	 * Counting only through /dev/pevt: sample_period and sample_freq
-	 * share a field, so this refuses period and freq sampling alike
-	 * (freq used to slip through and then never sampled).
-	 */
-	if (attr->sample_period)
-		return -EOPNOTSUPP;
+	/* sample_period and sample_freq share a field. */
+	if (attr->sample_period) {
+		if (attr->freq)
+			period = src == VPMU_SRC_CPU_NS ?
+				 div64_u64(NSEC_PER_SEC, attr->sample_freq) : 1;
+		else
+			period = attr->sample_period;
+	}
 
 	v = kzalloc(sizeof(*v), GFP_KERNEL);
 	if (!v)
@@ -66,8 +121,9 @@ static int vsrc_init(struct pevt_event *event)
 		kfree(v);
 		return ret;
 	}
-	vpmu_counter_init(&v->c, src, 0, NULL, v);
+	vpmu_counter_init(&v->c, src, period, period ? vsrc_overflow : NULL, v);
 	v->mask = mask;
+	v->event = event;
 	event->src_priv = v;
 	event->hw.idx = -1;
 	event->hw.config = src;
@@ -116,6 +172,8 @@ static void vsrc_start(struct pevt_event *event, int flags)
 {
 	struct vsrc *v = event->src_priv;
 
+	if (!v->c.active)
+		v->starts++;
 	vpmu_counter_start(&v->c);
 	local64_set(&event->prev_count, vpmu_counter_read(&v->c));
 }

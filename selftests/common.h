@@ -182,4 +182,38 @@ static inline int paranoid_set(int level)
 	return n == len ? 0 : -1;
 }
 
+/*
+ * Fork a child that blocks until child_go(*go), then runs fn(arg) and
+ * exits with what it returns: events can be opened on its pid first.
+ */
+static inline pid_t fork_waiting(int (*fn)(void *), void *arg, int *go)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		_exit(fn(arg));
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/* Let a fork_waiting() child run; 0 or -1. */
+static inline int child_go(int go)
+{
+	int ret = write(go, "g", 1) == 1 ? 0 : -1;
+
+	close(go);
+	return ret;
+}
+
 #endif /* PEVT_SELFTESTS_COMMON_H */

@@ -272,6 +272,16 @@ FIXTURE_TEARDOWN(sb)
 	close(self->dev);
 }
 
+/* In the fork_waiting() child: this binary again, in workload mode. */
+static int exec_workload(void *unused)
+{
+	char *argv[] = { "sideband_test", NULL };
+
+	setenv(WL_ENV, "1", 1);
+	execv("/proc/self/exe", argv);
+	return 1;
+}
+
 static void sb_attr(struct perf_event_attr *a, int mmap2, int task_only)
 {
 	pevt_attr_clock(a, PERF_COUNT_SW_TASK_CLOCK, 0, 0);
@@ -299,26 +309,13 @@ TEST_F_TIMEOUT(sb, same_records_as_stock, 120)
 	struct rec_list ls = { 0 }, lp = { 0 };
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t len = (BUF_PAGES + 1) * pg;
-	int go[2], st, cfd = -1, sfd, pfd, i, mismatch = 0;
+	int go, st, cfd = -1, sfd, pfd, i, mismatch = 0;
 	void *sbuf, *pbuf;
 	uint64_t sid, pid_;
 	pid_t child;
 
-	ASSERT_EQ(0, pipe(go));
-	child = fork();
-	ASSERT_LE(0, child);
-	if (child == 0) {
-		char c;
-		char *argv[] = { "sideband_test", NULL };
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		setenv(WL_ENV, "1", 1);
-		execv("/proc/self/exe", argv);
-		_exit(1);
-	}
-	close(go[0]);
+	child = fork_waiting(exec_workload, NULL, &go);
+	ASSERT_LT(0, child);
 
 	if (variant->ctx_first) {
 		pevt_attr_clock(&a, PERF_COUNT_SW_TASK_CLOCK, 0, 0);
@@ -344,8 +341,7 @@ TEST_F_TIMEOUT(sb, same_records_as_stock, 120)
 	pbuf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
 	ASSERT_NE(MAP_FAILED, pbuf);
 
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(child, waitpid(child, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("workload status %#x", st);
 
