@@ -404,11 +404,11 @@ TEST_F(hps, rotation_survives)
 	ASSERT_EQ(0, shares_over(fd, 4, NSEC_PER_SEC, sh));
 	TH_LOG("%s before: %.1f %.1f %.1f %.1f", variant->policy, sh[0], sh[1], sh[2], sh[3]);
 	/*
-	 * ~50 each; the bound only separates running from starving: under
-	 * TCG on a loaded host ticks come late, alternately, and skew R = 2.
+	 * ~50 each; the bound only separates running from starving (0):
+	 * under TCG on a loaded host R = 2 splits swing to 14/86 in 1 s.
 	 */
 	for (i = 0; i < 4; i++)
-		EXPECT_LE(15.0, sh[i]);
+		EXPECT_LE(5.0, sh[i]);
 	for (k = 0; k < 2; k++) {
 		ASSERT_EQ(0, cpu_set_online(CPU, 0));
 		alarm(10);
@@ -431,7 +431,7 @@ TEST_F(hps, rotation_survives)
 		TH_LOG("%s after cycle %d: %.1f %.1f %.1f %.1f, ticks %lld -> %lld",
 		       variant->policy, k, sh[0], sh[1], sh[2], sh[3], p0.ticks, p1.ticks);
 		for (i = 0; i < 4; i++)
-			EXPECT_LE(15.0, sh[i]) TH_LOG("a group starves after online");
+			EXPECT_LE(5.0, sh[i]) TH_LOG("a group starves after online");
 		if (!strcmp(variant->policy, "rotid"))
 			EXPECT_LT(p0.ticks + 20, p1.ticks) TH_LOG("the tick stopped");
 	}
