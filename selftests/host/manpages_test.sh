@@ -62,7 +62,7 @@ for c in $cmds; do
 	src=$top/user/pevt/$c.c
 	[ -f "$man/pevt-$c.1.md" ] || { nok "$c: options of code, page and --help agree"; continue; }
 	if [ "$c" = bench ]; then
-		code=$( { sed -nE 's/^\s*\{ "([a-z]+)",\s*bench_[a-z]+,.*/\1/p' "$src"
+		code=$( { sed -nE 's/^\s*\{ "([a-z-]+)",\s*bench_[a-z_]+,.*/\1/p' "$src"
 			  grep -ohE 'is_prefix\(\*?[a-z]+, "[a-z]+"\)' "$top"/user/pevt/bench*.c |
 			  sed -E 's/.*"([a-z]+)".*/\1/'; } | grep -vx help | sort -u)
 		compare "bench" "$code" "$(opts_of_page "$man/pevt-bench.1.md")" ""

@@ -126,7 +126,7 @@ int bench_report(int argc, char **argv)
 		if (!strcmp(*argv, "reps") && argc > 1) {
 			reps = atoi(argv[1]);
 			argc -= 2, argv += 2;
-		} else if (!strcmp(*argv, "threads") && argc > 1) {
+		} else if (is_prefix(*argv, "threads") && argc > 1) {
 			threads = atoi(argv[1]);
 			argc -= 2, argv += 2;
 		} else if (!strcmp(*argv, "json") && argc > 1) {

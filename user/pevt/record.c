@@ -147,35 +147,10 @@ struct record {
 	int signr;
 };
 
+/* Rendered from Documentation/man/pevt-record.1.md (scripts/mkhelp.sh). */
 static int do_record_help(void)
 {
-	fprintf(stderr,
-		"Usage: %1$s record [OPTIONS] [--] [COMMAND [ARGS...]]\n"
-		"\n"
-		"Sample COMMAND, or system wide (-a), CPUs (-C), processes (-p) or\n"
-		"threads (-t) until interrupted, into a perf.data file stock perf reads.\n"
-		"\n"
-		"  -e, --event LIST        events as for perf (default " RECORD_DEFAULT_EVENT ")\n"
-		"  -c, --count N           sample every N events\n"
-		"  -F, --freq HZ           sample at HZ per second (default %2$d; tracepoints: -c 1)\n"
-		"  -g, --call-graph        record call chains (frame pointers)\n"
-		"  -a, --all-cpus          system wide\n"
-		"  -C, --cpu LIST          these CPUs, system wide on them\n"
-		"  -p, --pid PIDS          existing processes (all their threads)\n"
-		"  -t, --tid TIDS          existing threads\n"
-		"  -o, --output FILE       output file (default perf.data; '-' = pipe to stdout)\n"
-		"  -m, --mmap-pages N      data pages per CPU buffer, a power of two (default %3$d)\n"
-		"      --mmap-flush BYTES  write a buffer only once it holds BYTES (default 1)\n"
-		"  -b, --backend B         stock (perf_event_open, default) or pevt (/dev/pevt)\n"
-		"  -i, --no-inherit        do not follow the workload's children\n"
-		"  -B, --no-buildid        no BUILD_ID section\n"
-		"  -z, --compression-level[=N]  zstd-compress the buffers' records (level N, 1)\n"
-		"  -q, --quiet             no progress line or summary\n"
-		"  -h, --help              this text\n"
-		"\n"
-		"See Documentation/record.md.\n",
-		bin_name, RECORD_DEFAULT_FREQ, RECORD_DEFAULT_PAGES);
-	return 0;
+	return print_help("record");
 }
 
 /* ---- DSOs with samples -------------------------------------------------- */

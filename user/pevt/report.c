@@ -67,24 +67,10 @@ struct report {
 	size_t arena_used, arena_cap;
 };
 
+/* Rendered from Documentation/man/pevt-report.1.md (scripts/mkhelp.sh). */
 static int do_report_help(void)
 {
-	fprintf(stderr,
-		"Usage: %1$s report [OPTIONS]\n"
-		"\n"
-		"  -i, --input FILE|DIR|-   perf.data (default), a --threads directory or a pipe\n"
-		"      --stdio              text output (the only one; accepted for perf's sake)\n"
-		"  -s, --sort KEYS          comm,dso,sym (default); keys: comm pid dso sym cpu\n"
-		"      --percent-limit P    hide entries below P%%\n"
-		"      --children           cumulate callchains (default when recorded with -g)\n"
-		"      --no-children        self overhead only\n"
-		"  -g, --call-graph none    do not use callchains\n"
-		"      --stats              record counts per type, like perf report --stats\n"
-		"      --mem-cap BYTES      memory for reordering records (default 1 GiB)\n"
-		"      --threads N          resolve samples on N threads (default: the CPUs)\n"
-		"  -j, --json               JSON output\n",
-		bin_name);
-	return 0;
+	return print_help("report");
 }
 
 static int parse_sort(struct report *r, const char *arg)
