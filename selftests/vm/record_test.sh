@@ -112,7 +112,7 @@ for b in stock pevt; do
 	eval pevt record --backend $b -e task-clock -F 500 -o $b.data -- $BUSY >w.out 2>w.err
 	rc=$?
 	s=$(summary w.err)
-	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 10 ]; then
+	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ]; then
 		ok "$b: record a workload ($s samples)"
 		if [ "${PEVT_RECORD_FULL:-0}" = 1 ]; then
 			check_read "$b workload" "-i $b.data" "$s" "report --stdio,report --stats,evlist -v"
@@ -134,7 +134,7 @@ for b in stock pevt; do
 	eval pevt record --backend $b -e task-clock -F 500 -o - -- $BUSY >$b.pipe 2>w.err
 	rc=$?
 	s=$(summary w.err)
-	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 10 ]; then
+	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ]; then
 		ok "$b: pipe mode ($s samples)"
 		check_read "$b pipe" "-i - <$b.pipe" "$s"
 	else
