@@ -455,15 +455,27 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-/* NT_GNU_BUILD_ID of an ELF file (filename__read_build_id()). */
-static void read_build_id(const char *path, struct pevt_dso *dso)
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+
+static void elf_version_init(void)
+{
+	elf_version(EV_CURRENT);
+}
+
+/*
+ * NT_GNU_BUILD_ID of an ELF file (filename__read_build_id()), for the
+ * reader's DSOs and the writer's BUILD_ID section alike.
+ */
+int pevt_elf__build_id(const char *path, uint8_t *id, size_t max)
 {
 	struct elf_file ef;
 	Elf_Scn *scn = NULL;
+	int ret = -ENOENT;
 
+	pthread_once(&elf_once, elf_version_init);
 	if (!elf_open(&ef, path))
-		return;
-	while ((scn = elf_nextscn(ef.elf, scn))) {
+		return -ENOENT;
+	while (ret < 0 && (scn = elf_nextscn(ef.elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 		GElf_Nhdr nh;
@@ -472,20 +484,26 @@ static void read_build_id(const char *path, struct pevt_dso *dso)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
+		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((char *)data->d_buf + noff, "GNU", 4) && nh.n_descsz &&
-			    nh.n_descsz <= sizeof(dso->build_id)) {
-				memcpy(dso->build_id, (char *)data->d_buf + doff, nh.n_descsz);
-				dso->build_id_size = nh.n_descsz;
-				elf_close(&ef);
-				return;
+			    nh.n_descsz <= max) {
+				memcpy(id, (char *)data->d_buf + doff, nh.n_descsz);
+				ret = nh.n_descsz;
+				break;
 			}
 		}
 	}
 	elf_close(&ef);
+	return ret;
+}
+
+static void read_build_id(const char *path, struct pevt_dso *dso)
+{
+	int n = pevt_elf__build_id(path, dso->build_id, sizeof(dso->build_id));
+
+	if (n > 0)
+		dso->build_id_size = n;
 }
 
 static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
@@ -618,17 +636,11 @@ static int load_kernel(struct pevt_machine *m, struct pevt_dso *dso)
 	return load_kallsyms(dso, "/proc/kallsyms");
 }
 
-static void elf_version_init(void)
-{
-	elf_version(EV_CURRENT);
-}
-
 int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	int err = 0;
 
-	pthread_once(&once, elf_version_init);
+	pthread_once(&elf_once, elf_version_init);
 	pthread_mutex_lock(&dso->lock);
 	if (!__atomic_load_n(&dso->loaded, __ATOMIC_ACQUIRE)) {
 		if (dso->kernel)

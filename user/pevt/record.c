@@ -21,10 +21,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libelf.h>
+#include <elf.h>
 #include <zstd.h>
 #include <limits.h>
 #include <poll.h>
@@ -43,6 +42,7 @@
 #include <linux/pevt.h>
 #include <pevt/data_writer.h>
 #include <pevt/evsel.h>
+#include <pevt/machine.h>
 #include <pevt/parse_events.h>
 
 #include "main.h"
@@ -281,42 +281,6 @@ static void sample_hit(struct record *r, int pid, uint64_t ip, uint16_t misc)
 	}
 }
 
-/* NT_GNU_BUILD_ID of an ELF file, from its note sections (libelf). */
-static int elf_build_id(const char *path, uint8_t *id, size_t max)
-{
-	Elf_Scn *scn = NULL;
-	int fd, ret = -ENOENT;
-	Elf *elf;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && ret < 0 && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + noff, "GNU", 4) &&
-			    nh.n_descsz <= max) {
-				memcpy(id, (char *)data->d_buf + doff, nh.n_descsz);
-				ret = nh.n_descsz;
-				break;
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
-}
-
 /* The running kernel's build id, from the notes it exports. */
 static int kernel_build_id(uint8_t *id, size_t max)
 {
@@ -355,7 +319,6 @@ static void add_build_ids(struct record *r)
 	uint8_t id[20];
 	int i, n;
 
-	elf_version(EV_CURRENT);
 	if (r->kernel_hit && (n = kernel_build_id(id, sizeof(id))) > 0)
 		pevt_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_KERNEL, id, n,
 					       "[kernel.kallsyms]");
@@ -364,7 +327,7 @@ static void add_build_ids(struct record *r)
 
 		if (!r->dsos[i].hit || name[0] != '/')
 			continue;
-		n = elf_build_id(name, id, sizeof(id));
+		n = pevt_elf__build_id(name, id, sizeof(id));
 		if (n > 0)
 			pevt_data_writer__add_build_id(r->w, -1, PERF_RECORD_MISC_USER,
 						       id, n, name);
