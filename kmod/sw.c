@@ -35,23 +35,30 @@ struct sw_clock_timer {
 };
 
 /*
- * cpu-clock reads local_clock() (perf's cpu_clock_event_update());
- * task-clock reads the context's time, as perf's task_clock_event_read()
- * does, so value == time_running for a task-clock alone.
+ * cpu-clock reads local_clock() (perf's cpu_clock_event_update()).
+ * task-clock reads the context's time as perf's task clock does: start
+ * and stop take ctx->time, which the sched-in/out and IPI paths have just
+ * brought up to date, so value == time_running exactly for a task-clock
+ * alone; a read while it runs (read(), the sampling timer) adds the time
+ * since ctx->timestamp (task_clock_event_read()).
  */
-static u64 sw_clock_now(struct pevt_event *event)
+static u64 sw_clock_now(struct pevt_event *event, bool live)
 {
-	if (event->attr.config == PERF_COUNT_SW_TASK_CLOCK)
-		return pevt_ctx_time_now(event->ctx);
-	return local_clock();
+	if (event->attr.config != PERF_COUNT_SW_TASK_CLOCK)
+		return local_clock();
+	return live ? pevt_ctx_time_now(event->ctx) : event->ctx->time;
+}
+
+static void sw_clock_update(struct pevt_event *event, u64 now)
+{
+	u64 prev = local64_xchg(&event->prev_count, now);
+
+	local64_add(now - prev, &event->count);
 }
 
 static void sw_clock_read(struct pevt_event *event)
 {
-	u64 now = sw_clock_now(event);
-	u64 prev = local64_xchg(&event->prev_count, now);
-
-	local64_add(now - prev, &event->count);
+	sw_clock_update(event, sw_clock_now(event, true));
 }
 
 static enum hrtimer_restart sw_clock_timer_fn(struct hrtimer *timer)
@@ -129,7 +136,7 @@ static void sw_clock_start(struct pevt_event *event, int flags)
 {
 	struct sw_clock_timer *t = event->src_priv;
 
-	local64_set(&event->prev_count, sw_clock_now(event));
+	local64_set(&event->prev_count, sw_clock_now(event, false));
 	if (!t || event->throttled)
 		return;
 	/* Resume the period where it stopped (perf_swevent_start_hrtimer()). */
@@ -149,7 +156,7 @@ static void sw_clock_stop(struct pevt_event *event, int flags)
 		t->left = left > 0 ? left : 0;
 		hrtimer_cancel(&t->timer);
 	}
-	sw_clock_read(event);
+	sw_clock_update(event, sw_clock_now(event, false));
 }
 
 static void sw_clock_unthrottle(struct pevt_event *event)

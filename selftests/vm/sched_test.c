@@ -466,37 +466,4 @@ TEST(pair_cache)
 	close(p1[0]); close(p1[1]); close(p2[0]); close(p2[1]);
 }
 
-/*
- * pevt_vpmu events through /dev/pevt count only: period and freq sampling
- * are refused up front (a freq event used to be accepted and never sampled).
- */
-TEST(vpmu_sampling_refused)
-{
-	struct perf_event_attr a;
-	int dev = pevt_dev_open(), fd;
-
-	ASSERT_LE(0, dev);
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = read_long(VPMU_SYSFS "/type");
-	a.config1 = 1;
-	a.sample_period = 100000;
-	fd = pevt_open(dev, &a, 0, -1, -1, 0);
-	EXPECT_EQ(-1, fd);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	a.freq = 1;
-	a.sample_freq = 1000;
-	fd = pevt_open(dev, &a, 0, -1, -1, 0);
-	EXPECT_EQ(-1, fd);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	/* the same attr counting is fine */
-	a.freq = 0;
-	a.sample_period = 0;
-	fd = pevt_open(dev, &a, 0, -1, -1, 0);
-	EXPECT_LE(0, fd) TH_LOG("counting: %s", strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	close(dev);
-}
-
 TEST_HARNESS_MAIN
