@@ -21,7 +21,9 @@ if [ "${1:-}" = --run ]; then run_cmd=$2; shift 2; fi
 [ $# -ge 1 ] || die "usage: $0 [--run CMD] KERNEL [TEST...]"
 kname=$1; shift
 tests=("$@")
-VM_TIMEOUT=${VM_TIMEOUT:-1200}
+# The debug kernel (KASAN, lockdep, kmemleak scans) runs the suite ~3x
+# slower than the stock kernels: a longer default for the whole run there.
+if [ "$kname" = debug ]; then VM_TIMEOUT=${VM_TIMEOUT:-2400}; else VM_TIMEOUT=${VM_TIMEOUT:-1200}; fi
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 
 "$top/scripts/deps.sh" --check >/dev/null 2>&1 || "$top/scripts/deps.sh"
