@@ -182,8 +182,15 @@ exec 3>"$out/verdict.txt"
 pass=0 fail=0 skip=0
 note() { echo "$*" >&3; }
 cur= cur_failed=0
+# The diagnostics a failing test printed ("# file:line:Expected ..." and its
+# TH_LOG lines) go into the verdict too: a CI log shows why, not just what.
+diag=()
 while IFS= read -r line; do
 	line=${line%$'\r'}
+	case "$line" in
+	"#  RUN "*|"# pevt-"*|"ok "*) diag=() ;;
+	"# "*) diag+=("$line"); [ ${#diag[@]} -gt 12 ] && diag=("${diag[@]:1}") ;;
+	esac
 	case "$line" in
 	"# pevt-run "*) cur=${line#\# pevt-run }; cur_failed=0 ;;
 	"# pevt-exit "*)
@@ -194,9 +201,11 @@ while IFS= read -r line; do
 		fi ;;
 	"ok "*"# SKIP"*|"ok "*"# skip"*) skip=$((skip + 1)); note "$line" ;;
 	"ok "*) pass=$((pass + 1)) ;;
-	"not ok "*) fail=$((fail + 1)); cur_failed=1; note "$line" ;;
+	"not ok "*) fail=$((fail + 1)); cur_failed=1
+		for d in "${diag[@]}"; do note "  $cur: $d"; done; diag=()
+		note "$line" ;;
 	esac
-done < <(grep -aE '^(ok |not ok |# pevt-)' "$out/results.txt" 2>/dev/null || true)
+done < <(grep -aE '^(ok |not ok |# )' "$out/results.txt" 2>/dev/null || true)
 
 kfail() { fail=$((fail + 1)); note "not ok kernel: $*"; }
 grep -aq '^# pevt-done' "$out/results.txt" 2>/dev/null ||
