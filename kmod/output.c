@@ -47,6 +47,27 @@ static inline struct pevt_rb *out_rb_locked(struct pevt_event *event)
 	return rcu_dereference_protected(event->rb, lockdep_is_held(&out_mutex));
 }
 
+/*
+ * Where @event's records go: its buffer, or the buffer that one is
+ * redirected to (PEVT_IOC_REDIRECT_OUTPUT, one hop: targets are never
+ * redirected themselves).  The redirect pointer is read in the same RCU
+ * section as the rest of the write, which out_redirect() relies on.
+ */
+static inline struct pevt_rb *out_rb_write(struct pevt_event *event)
+{
+	struct pevt_rb *rb = out_rb(event), *to;
+
+	if (!rb)
+		return NULL;
+	to = rcu_dereference(rb->redirect);
+	return to ?: rb;
+}
+
+static inline struct pevt_rb *out_redirect_locked(struct pevt_rb *rb)
+{
+	return rcu_dereference_protected(rb->redirect, lockdep_is_held(&out_mutex));
+}
+
 /**
  * pevt_output_check_attr() - refuse what the output path cannot write.
  * @attr: the attr being opened
@@ -370,7 +391,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	}
 
 	rcu_read_lock();
-	rb = out_rb(event);
+	rb = out_rb_write(event);
 	if (!rb)
 		goto out;
 	if (rb_output_drop(rb, hdr.size, out_id_len(event)))
@@ -452,7 +473,7 @@ void pevt_output_sb_write(struct pevt_event *event,
 	struct pevt_rb *rb;
 
 	rcu_read_lock();
-	rb = out_rb(event);
+	rb = out_rb_write(event);
 	if (!rb)
 		goto out;
 	out_build_id(event, current, local_clock(), &id);
@@ -644,13 +665,39 @@ static void out_set_rb(struct pevt_event *event, struct pevt_rb *rb)
 		rb_put(old);	/* freed after a grace period: writers may hold it */
 }
 
+/*
+ * End @rb's redirection, if any; out_mutex held.  Returns the old target
+ * with the redirection's reference, for the caller to put (after waiting
+ * for the writers still in it, if it has to), or NULL.
+ */
+static struct pevt_rb *out_unlink_redirect(struct pevt_rb *rb)
+{
+	struct pevt_rb *to = out_redirect_locked(rb);
+
+	if (to) {
+		rcu_assign_pointer(rb->redirect, NULL);
+		to->redirect_from = NULL;
+	}
+	return to;
+}
+
 /* The last mapping of @rb went away: like perf, detach it from every event
  * (their next mmap allocates afresh), which drops the buffer. */
 static void out_last_unmap(struct pevt_rb *rb, void *priv)
 {
 	struct rb_client *c, *tmp;
+	struct pevt_rb *old;
 
 	mutex_lock(&out_mutex);
+	/*
+	 * Nobody can read it any more: no records into it, none from it.
+	 * rb_put() frees after a grace period: writers may hold either.
+	 */
+	if (rb->redirect_from)
+		rb_put(out_unlink_redirect(rb->redirect_from));
+	old = out_unlink_redirect(rb);
+	if (old)
+		rb_put(old);
 	list_for_each_entry_safe(c, tmp, &rb->clients, node)
 		out_set_rb(container_of(c, struct pevt_event, rb_client), NULL);
 	mutex_unlock(&out_mutex);
@@ -813,10 +860,97 @@ out_put:
 	return ret;
 }
 
+/*
+ * PEVT_IOC_REDIRECT_OUTPUT: the records of @event's buffer go to @fd's
+ * buffer (-1: to @event's buffer again), then wait until no writer is
+ * still in the buffer they left, so that its data_head is final when the
+ * ioctl returns.  The switch is one pointer store in the buffer, seen by
+ * every event writing into it at once: each record goes whole into one
+ * buffer or the other, none is dropped.
+ */
+static long out_redirect(struct pevt_event *event, int fd)
+{
+	struct pevt_rb *rb, *to = NULL, *left = NULL;
+	struct pevt_event *output = NULL;
+	struct file *file = NULL;
+	long ret = -EINVAL;
+
+	/* Per-task inherited events write from every CPU (as SET_OUTPUT). */
+	if (event->cpu == -1 && event->attr.inherit)
+		return -EINVAL;
+	if (fd != -1) {
+		file = fget(fd);
+		if (!file)
+			return -EBADF;
+		output = pevt_event_from_file(file);
+		if (!output)
+			goto out_put;
+	}
+
+	mutex_lock(&out_mutex);
+	rb = out_rb_locked(event);
+	if (!rb || !atomic_read(&rb->mmap_count))
+		goto unlock;
+	if (output) {
+		/* SET_OUTPUT's rules: the writers stay on one CPU, one format. */
+		if (output->cpu != event->cpu)
+			goto unlock;
+		if (output->cpu == -1 && output->ctx != event->ctx)
+			goto unlock;
+		to = out_rb_locked(output);
+		if (!to || to == rb || !atomic_read(&to->mmap_count))
+			goto unlock;
+		if ((rb->flags ^ to->flags) & RB_SIZE_AT_END)
+			goto unlock;
+		/* One hop only: a chain would need every writer to walk it. */
+		ret = -ELOOP;
+		if (rb->redirect_from || out_redirect_locked(to))
+			goto unlock;
+		ret = 0;
+		if (out_redirect_locked(rb) == to)
+			goto unlock;
+		ret = -EBUSY;
+		if (to->redirect_from)
+			goto unlock;
+	}
+	/*
+	 * The buffer the writers leave: the old target (its reference comes
+	 * with it), else the source when a redirection starts.  Kept alive
+	 * across the wait, the lock dropped.
+	 */
+	left = out_unlink_redirect(rb);
+	if (to) {
+		rb_get(to);
+		to->redirect_from = rb;
+		rcu_assign_pointer(rb->redirect, to);
+		if (!left) {
+			left = rb;
+			rb_get(left);
+		}
+	}
+	ret = 0;
+unlock:
+	mutex_unlock(&out_mutex);
+	if (left) {
+		/*
+		 * Writers look the target up and publish data_head inside
+		 * one RCU read-side section (out_rb_write(), rb_output_end()):
+		 * after a grace period none is left in the buffer they left.
+		 */
+		synchronize_rcu_expedited();
+		rb_put(left);
+	}
+out_put:
+	if (file)
+		fput(file);
+	return ret;
+}
+
 /**
  * pevt_output_ioctl() - the output ioctls of an event fd.
  * @event: the event
- * @cmd: PERF_EVENT_IOC_SET_OUTPUT or PERF_EVENT_IOC_PAUSE_OUTPUT
+ * @cmd: PERF_EVENT_IOC_SET_OUTPUT, PEVT_IOC_REDIRECT_OUTPUT or
+ *	PERF_EVENT_IOC_PAUSE_OUTPUT
  * @arg: fd of the output event (-1: none), or pause (non-zero) / resume
  *
  * Return: 0, -errno, or -ENOIOCTLCMD for other commands.
@@ -829,6 +963,8 @@ long pevt_output_ioctl(struct pevt_event *event, unsigned int cmd,
 	switch (cmd) {
 	case PERF_EVENT_IOC_SET_OUTPUT:
 		return out_set_output(event, (int)arg);
+	case PEVT_IOC_REDIRECT_OUTPUT:
+		return out_redirect(event, (int)arg);
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
 		/* rb_set_paused() sleeps: a reference instead of RCU. */
 		mutex_lock(&out_mutex);

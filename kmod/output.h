@@ -2,7 +2,8 @@
 /*
  * pevt output: building perf records (SAMPLE, LOST, COMM, FORK, EXIT) for
  * events and the event-fd side of the ring buffer (mmap, poll,
- * SET_OUTPUT, PAUSE_OUTPUT).  The buffer protocol itself is ring_buffer.c.
+ * SET_OUTPUT, REDIRECT_OUTPUT, PAUSE_OUTPUT).  The buffer protocol itself
+ * is ring_buffer.c.
  */
 #ifndef _PEVT_OUTPUT_H
 #define _PEVT_OUTPUT_H

@@ -95,6 +95,10 @@ struct pevt_rb {
 	void			*last_unmap_priv;
 
 	struct rcu_work		free_work;	/* free after a grace period */
+
+	/* PEVT_IOC_REDIRECT_OUTPUT (output.c, changed under its out_mutex) */
+	struct pevt_rb __rcu	*redirect;	/* writers go there instead, or NULL */
+	struct pevt_rb		*redirect_from;	/* the buffer redirected here, or NULL */
 };
 
 /**

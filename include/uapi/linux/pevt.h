@@ -28,7 +28,8 @@
  *
  * On success the ioctl returns a new file descriptor that behaves like a
  * perf event fd: read() honours attr.read_format, PERF_EVENT_IOC_ENABLE,
- * _DISABLE, _RESET, _ID, _SET_OUTPUT, _PAUSE_OUTPUT work, mmap() maps a
+ * _DISABLE, _RESET, _ID, _SET_OUTPUT, _PAUSE_OUTPUT work (and
+ * PEVT_IOC_REDIRECT_OUTPUT below), mmap() maps a
  * struct perf_event_mmap_page plus 2^n data pages, poll() signals data.
  */
 struct pevt_open {
@@ -59,6 +60,39 @@ struct pevt_open {
  * All events writing into one buffer must agree on this bit.
  */
 #define PEVT_SAMPLE_SIZE_AT_END	(1ULL << 63)
+
+/*
+ * PEVT_IOC_REDIRECT_OUTPUT - switch the writers of a buffer to another one.
+ *
+ *	ioctl(fd, PEVT_IOC_REDIRECT_OUTPUT, target_fd);	// start
+ *	ioctl(fd, PEVT_IOC_REDIRECT_OUTPUT, -1);		// end
+ *
+ * From one atomic store on, every record that would go into the buffer
+ * fd's event writes into (its own, or the one PERF_EVENT_IOC_SET_OUTPUT
+ * chose) goes into target_fd's buffer instead, for every event writing
+ * into it: each record lands whole in one buffer or the other, none is
+ * dropped.  -1 sends them back.  The ioctl returns once no writer is
+ * still in the buffer the records left (the source when starting, the
+ * old target when ending or retargeting): its data_head is final and it
+ * can be read (backward, with PEVT_SAMPLE_SIZE_AT_END) like a paused
+ * buffer while recording goes on in the other.  Two buffers per CPU and
+ * a redirect at each snapshot make back-to-back snapshots lossless
+ * (pevt record --overwrite).  Wakeups and LOST records come from the
+ * buffer written; PAUSE_OUTPUT pauses the buffer it names, so pause the
+ * target to stop redirected records.
+ *
+ * Errors: EBADF target_fd is not open; EINVAL target_fd is not a pevt
+ * event, either buffer is missing or not mapped, both are the same
+ * buffer, the events are on different CPUs (or, per task, in different
+ * tasks), they disagree on PEVT_SAMPLE_SIZE_AT_END, or fd is a per-task
+ * inherit event; ELOOP the target is redirected itself, or fd's buffer is
+ * the target of another redirect (one hop only); EBUSY another buffer is
+ * already redirected into the target.  Redirecting again to the current
+ * target, or ending a redirect that is not there, returns 0.  The
+ * redirect ends by itself when either buffer is unmapped for the last
+ * time.
+ */
+#define PEVT_IOC_REDIRECT_OUTPUT	_IO(PEVT_IOC_MAGIC, 0x02)
 
 /*
  * The mmap ring buffer (perf's protocol).  mmap() of an event fd maps
