@@ -363,7 +363,7 @@ FIXTURE_VARIANT_ADD(perr, empty_group) { "cs,{}", 3, "{}", "empty group", EINVAL
 FIXTURE_VARIANT_ADD(perr, nested_group) { "{cs,{cpu-clock}}", 4, "{", "groups cannot nest", EINVAL };
 FIXTURE_VARIANT_ADD(perr, group_after_event) { "cs{cpu-clock}", 2, "{", "groups cannot nest", EINVAL };
 FIXTURE_VARIANT_ADD(perr, empty_in_group) { "{cs,}", 4, "}", "empty event", EINVAL };
-FIXTURE_VARIANT_ADD(perr, bad_modifier) { "cs:up", 4, "p", "unsupported modifier 'p' (supported: u, k, h, D)", EINVAL };
+FIXTURE_VARIANT_ADD(perr, bad_modifier) { "cs:up", 4, "p", "unsupported modifier 'p' (supported: u, k, h, D, S)", EINVAL };
 FIXTURE_VARIANT_ADD(perr, bad_group_modifier) { "{cs}:G", 5, "G", "unsupported modifier 'G'", EINVAL };
 FIXTURE_VARIANT_ADD(perr, bad_pmu_modifier) { "vp/syscalls/x", 12, "x", "unsupported modifier 'x'", EINVAL };
 FIXTURE_VARIANT_ADD(perr, empty_modifier) { "cs:", 2, ":", "empty modifier", EINVAL };

@@ -204,7 +204,7 @@ static struct pevt_event_desc *desc_new(struct parser *p)
 /* ---- modifiers ------------------------------------------------------- */
 
 struct mods {
-	bool set, u, k, h, pinned;
+	bool set, u, k, h, pinned, sample_read;
 };
 
 /* Scan modifier letters up to ',', '}' or the end. */
@@ -221,9 +221,10 @@ static int parse_mods(struct parser *p, struct mods *m)
 		case 'k': m->k = true; break;
 		case 'h': m->h = true; break;
 		case 'D': m->pinned = true; break;
+		case 'S': m->sample_read = true; break;
 		default:
 			return perr(p, -EINVAL, p->pos, 1,
-				    "unsupported modifier '%c' (supported: u, k, h, D)", c);
+				    "unsupported modifier '%c' (supported: u, k, h, D, S)", c);
 		}
 		p->pos++;
 	}
@@ -244,6 +245,9 @@ static void apply_mods(struct perf_event_attr *attr, const struct mods *m)
 	}
 	if (m->pinned)
 		attr->pinned = 1;
+	/* perf's S: each sample carries the counter value (PERF_SAMPLE_READ). */
+	if (m->sample_read)
+		attr->sample_type |= PERF_SAMPLE_READ;
 }
 
 /* ---- PMU events (sysfs) -------------------------------------------------- */
@@ -722,6 +726,8 @@ static int parse_group(struct parser *p, int group)
 		/* Only a leader can be pinned: members follow it. */
 		if (m.pinned)
 			p->evs->v[first].attr.pinned = 1;
+		for (i = first; m.sample_read && i < p->evs->nr; i++)
+			p->evs->v[i].attr.sample_type |= PERF_SAMPLE_READ;
 	}
 	if (p->s[p->pos] == '}')
 		return perr(p, -EINVAL, p->pos, 1, "unbalanced '}': no opening '{'");

@@ -46,6 +46,7 @@
 #include <pevt/parse_events.h>
 
 #include "main.h"
+#include "snapshot.h"
 #include "target.h"
 
 #define RECORD_DEFAULT_EVENT	"cpu-clock"
@@ -73,6 +74,8 @@ struct record_opts {
 	bool no_inherit;
 	bool no_buildid;		/* -B */
 	int comp_level;			/* -z: zstd level, 0 = off */
+	bool overwrite;			/* --overwrite: snapshots (snapshot.c) */
+	struct snap_switch sw;		/* --switch-output */
 	enum pevt_backend backend;
 	char **argv;			/* workload */
 	int argc;
@@ -915,8 +918,8 @@ static int setup_events(struct record *r)
 			e->backend = PEVT_BACKEND_PERF;
 		}
 		a->size = sizeof(*a);
-		/* RAW comes after the fields account() reads: one layout for those. */
-		a->sample_type = st;
+		/* RAW, READ (:S) come after the fields account() reads. */
+		a->sample_type = st | (a->sample_type & PERF_SAMPLE_READ);
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
@@ -936,6 +939,8 @@ static int setup_events(struct record *r)
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
+		if (o->overwrite)
+			snapshot_config_attr(a, e->backend);
 		e->evsels = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->evsels));
 		e->ids = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->ids));
 		if (!e->evsels || !e->ids)
@@ -1024,8 +1029,10 @@ retry:
 					continue;
 				}
 				{
-					LIBPEVT_OPTS(pevt_mmap_opts, mo, .writable = true,
-						     .mode = PEVT_READ_FORWARD);
+					/* --overwrite: read-only, the reader from the attr. */
+					LIBPEVT_OPTS(pevt_mmap_opts, mo, .writable = !r->o->overwrite,
+						     .mode = r->o->overwrite ? PEVT_READ_AUTO :
+							     PEVT_READ_FORWARD);
 
 					b = &r->bufs[r->nr_bufs];
 					b->map = pevt_evsel__mmap(ev, r->o->pages, &mo);
@@ -1299,6 +1306,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "no-buildid",		no_argument,		NULL, 'B' },
 		{ "compression-level",	optional_argument,	NULL, 'z' },
 		{ "quiet",		no_argument,		NULL, 'q' },
+		{ "overwrite",		no_argument,		NULL, 'O' },
+		{ "switch-output",	optional_argument,	NULL, 'S' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -1385,6 +1394,16 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			if (optarg)
 				o->comp_level = v;
 			break;
+		case 'O':
+			o->overwrite = true;
+			break;
+		case 'S':
+			if (snapshot_parse_switch(optarg, &o->sw)) {
+				p_err("--switch-output takes signal, SIZE[BKMG] or TIME[smhd], not '%s'",
+				      optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			do_record_help();
 			exit(0);
@@ -1407,6 +1426,14 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->argv && (o->system_wide || o->cpu_list || o->pid_list || o->tid_list)) {
 		p_err("a COMMAND cannot be combined with -a, -C, -p or -t");
+		return -EINVAL;
+	}
+	if (o->sw.on && !o->overwrite) {
+		p_err("--switch-output needs --overwrite (streamed files are not split yet)");
+		return -EINVAL;
+	}
+	if (o->overwrite && ((o->output && !strcmp(o->output, "-")) || o->comp_level)) {
+		p_err("--overwrite writes uncompressed files: no -o - or -z");
 		return -EINVAL;
 	}
 	return 0;
@@ -1449,6 +1476,110 @@ static void free_record(struct record *r)
 	free(r->threads);
 }
 
+/*
+ * Enable the events and let the workload exec.  0, or the exit code: 127
+ * if the workload could not run, 1 for other errors.
+ */
+static int start_targets(struct record *r, int err_fd)
+{
+	int e;
+
+	if (!r->child) {
+		for_each_evsel(r, pevt_evsel__enable, true);
+		return 0;
+	}
+	/* enable_on_exec starts the others at the workload's exec. */
+	for_each_evsel(r, pevt_evsel__enable, false);
+	if (write(r->go_fd, "g", 1) != 1) {
+		p_err("cannot start the workload: %s", strerror(errno));
+		return 1;
+	}
+	close(r->go_fd);
+	r->go_fd = -1;
+	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
+		waitpid(r->child, NULL, 0);
+		r->child = 0;
+		p_err("cannot run '%s': %s", r->o->argv[0], strerror(e));
+		return 127;
+	}
+	return 0;
+}
+
+/* ---- --overwrite: the file parts of a snapshot (snapshot.c) ------------ */
+
+struct rec_snap {
+	struct record *r;
+	int argc;
+	char **argv;
+};
+
+static int snap_prepare(void *ctx, struct pevt_data_writer *w)
+{
+	struct rec_snap *rs = ctx;
+
+	rs->r->w = w;
+	if (add_tracing_data(rs->r))
+		return -EIO;
+	/* CMDLINE as perf writes it: "record" and what follows. */
+	return pevt_data_writer__add_host_features(w, rs->argc + 1, rs->argv - 1);
+}
+
+static int snap_synthesize(void *ctx, struct pevt_data_writer *w)
+{
+	struct rec_snap *rs = ctx;
+
+	rs->r->w = w;
+	return synthesize(rs->r);
+}
+
+/* Returns 0 or the exit code. */
+static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, char **argv)
+{
+	struct rec_snap rs = { r, argc, argv };
+	struct snap_event *ev = calloc(r->nr_events, sizeof(*ev));
+	struct snap_buf *bufs = calloc(r->nr_bufs, sizeof(*bufs));
+	struct snap_params p = {
+		.path = r->o->output ? r->o->output : "perf.data",
+		.sw = r->o->sw, .pages = r->o->pages, .quiet = r->o->quiet,
+		.events = ev, .nr_events = r->nr_events,
+		.bufs = bufs, .nr_bufs = r->nr_bufs,
+		.prepare = snap_prepare, .synthesize = snap_synthesize, .ctx = &rs,
+	};
+	struct snapshot *s = NULL;
+	int i, k, ret = 1;
+
+	if (!ev || !bufs)
+		goto out;
+	for (i = 0; i < r->nr_events; i++)
+		ev[i] = (struct snap_event){ &r->events[i].attr, r->events[i].name,
+					     r->events[i].ids, r->events[i].nr_ids };
+	for (i = 0; i < r->nr_bufs; i++) {
+		bufs[i].cpu = r->bufs[i].cpu;
+		bufs[i].owner = r->bufs[i].owner;
+		/* The thread the owner was opened for (-1 CPU-wide). */
+		for (k = 0; k < r->nr_cpus * r->nr_threads; k++)
+			if (r->events[0].evsels[k] == r->bufs[i].owner ||
+			    r->events[r->nr_events - 1].evsels[k] == r->bufs[i].owner)
+				bufs[i].pid = r->threads[k % r->nr_threads];
+	}
+	s = snapshot__new(&p);
+	if (!s)
+		goto out;
+	ret = start_targets(r, err_fd);
+	if (ret)
+		goto out;
+	ret = snapshot__loop(s, sfd, &r->child, !r->o->argv && r->threads[0] != -1);
+	r->done = ret == 1;
+	for_each_evsel(r, pevt_evsel__disable, true);
+	ret = ret < 0 || snapshot__final(s) ? 1 : 0;
+out:
+	r->w = NULL;
+	snapshot__delete(s);
+	free(bufs);
+	free(ev);
+	return ret;
+}
+
 int do_record(int argc, char **argv)
 {
 	struct record_opts o = { .backend = PEVT_BACKEND_PERF,
@@ -1477,6 +1608,8 @@ int do_record(int argc, char **argv)
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	if (o.overwrite)
+		sigaddset(&set, SIGUSR2);	/* --switch-output=signal, else ignored */
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
@@ -1500,6 +1633,14 @@ int do_record(int argc, char **argv)
 	}
 	if (setup_events(&r) || open_events(&r))
 		goto out;
+	if (o.overwrite) {
+		ret = record_snapshots(&r, sfd, err_fd, argc, argv);
+		if (ret)
+			code = ret;
+		if (ret)
+			goto out;
+		goto status;
+	}
 	if (open_output(&r))
 		goto out;
 	wo.pipe = r.out_fd == STDOUT_FILENO;
@@ -1530,26 +1671,10 @@ int do_record(int argc, char **argv)
 	    pevt_data_writer__finished_init(r.w))
 		goto write_error;
 
-	if (r.child) {
-		int e;
-
-		/* enable_on_exec starts the others at the workload's exec. */
-		for_each_evsel(&r, pevt_evsel__enable, false);
-		if (write(r.go_fd, "g", 1) != 1) {
-			p_err("cannot start the workload: %s", strerror(errno));
-			goto out;
-		}
-		close(r.go_fd);
-		r.go_fd = -1;
-		if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
-			waitpid(r.child, NULL, 0);
-			r.child = 0;
-			p_err("cannot run '%s': %s", o.argv[0], strerror(e));
-			code = 127;
-			goto out;
-		}
-	} else {
-		for_each_evsel(&r, pevt_evsel__enable, true);
+	ret = start_targets(&r, err_fd);
+	if (ret) {
+		code = ret;
+		goto out;
 	}
 
 	ret = record_loop(&r, sfd);
@@ -1570,6 +1695,7 @@ int do_record(int argc, char **argv)
 	if (pevt_data_writer__finish(r.w))
 		goto write_error;
 	record_progress(&r, true);
+status:
 	code = 0;
 	if (r.child < 0) {
 		status = -r.child - 1;

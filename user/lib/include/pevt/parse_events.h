@@ -14,7 +14,8 @@
  *	          | name '=' string                    display name
  *	          | field [ '=' num ]                  sysfs format/ field (bare: 1)
  *	          | alias                              sysfs events/ alias
- *	mods     := { 'u' | 'k' | 'h' | 'D' }          D: pinned (group leader)
+ *	mods     := { 'u' | 'k' | 'h' | 'D' | 'S' }    D: pinned (group leader),
+ *	                                               S: PERF_SAMPLE_READ
  *
  * PMUs come from sysfs (<pmu_dir>/<pmu>/{type,format/,events/}), like
  * perf: format files ("config:0-7", "config1:0-15,32-35", "config:63")

@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt record --overwrite: snapshots of overwrite (flight recorder) ring
+ * buffers, perf record's --overwrite/--switch-output.
+ *
+ * The kernel overwrites the oldest records; nothing is read until a
+ * snapshot is due (SIGUSR2, a size or a time threshold, the end).  A
+ * snapshot then takes, from every CPU's buffer, the records written since
+ * the previous one that are still whole, and writes them, oldest first,
+ * into a perf.data of their own (perf.data.<timestamp> with
+ * --switch-output, as perf names them), after the state of the targets
+ * synthesized from /proc at that moment (perf's --tail-synthesize, but at
+ * the head of the file).
+ *
+ * The two kernels take a snapshot differently:
+ *
+ *   /dev/pevt: records end with the PEVT_SAMPLE_SIZE_AT_END trailer, so a
+ *	buffer is walked backward from data_head.  Each CPU has a second
+ *	buffer (a disabled twin of the buffer's owner, mapped the same way):
+ *	PEVT_IOC_REDIRECT_OUTPUT moves every writer to the other buffer in
+ *	one store and returns once the one left is quiescent, which is then
+ *	read while recording goes on.  The next snapshot moves the writers
+ *	back and reads the second buffer from where it was left: nothing is
+ *	dropped between two snapshots.  The trailer is stripped from every
+ *	record written and the bit cleared in the file's attrs.
+ *   stock: attr.write_backward; the buffer is paused
+ *	(PERF_EVENT_IOC_PAUSE_OUTPUT), its new records copied out, and
+ *	resumed before the file is written.  What the kernel writes while
+ *	it is paused is dropped: the window is as short as a copy can make
+ *	it, but it is not zero.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <linux/pevt.h>
+#include <pevt/data_writer.h>
+#include <pevt/evsel.h>
+#include <pevt/mmap.h>
+
+#include "main.h"
+#include "snapshot.h"
+
+/* Size threshold: how often the buffers are looked at. */
+#define SNAP_SIZE_POLL_MS	10
+
+struct snap_cpu {
+	const struct snap_buf *b;
+	enum pevt_backend be;
+	struct pevt_mmap *map[2];	/* [0] the owner's, [1] the twin's (pevt) */
+	struct pevt_evsel *twin;
+	int active;			/* pevt: the map the writers use */
+	uint64_t seen[2];		/* data_head when last read */
+	unsigned char *stage;		/* records of a snapshot, at the end */
+	size_t stage_size, stage_pos;
+	bool hup;
+};
+
+struct snapshot {
+	struct snap_params p;
+	struct snap_cpu *cpus;
+	int nr;
+	int time_idx;			/* u64 index of TIME in a sample, -1 */
+	uint64_t last_cs;		/* last file timestamp, centiseconds */
+	/* the snapshot being taken */
+	uint64_t samples, first_time, last_time, switch_ns;
+	int wrapped;
+	/* all of them */
+	uint64_t total_samples, total_bytes;
+	int nr_files;
+};
+
+/* ---- options --------------------------------------------------------- */
+
+/* perf's switch_output_setup(): "signal", SIZE[BKMG] or TIME[smhd]. */
+int snapshot_parse_switch(const char *arg, struct snap_switch *sw)
+{
+	char *end;
+	unsigned long long v;
+
+	memset(sw, 0, sizeof(*sw));
+	sw->on = true;
+	if (!arg || !strcmp(arg, "signal")) {
+		sw->signal = true;
+		return 0;
+	}
+	v = strtoull(arg, &end, 10);
+	if (end == arg || !v || end[0] == '\0' || end[1] != '\0')
+		return -EINVAL;
+	switch (*end) {
+	case 'B': sw->size = v; break;
+	case 'K': sw->size = v << 10; break;
+	case 'M': sw->size = v << 20; break;
+	case 'G': sw->size = v << 30; break;
+	case 's': sw->secs = v; break;
+	case 'm': sw->secs = v * 60; break;
+	case 'h': sw->secs = v * 3600; break;
+	case 'd': sw->secs = v * 86400; break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void snapshot_config_attr(struct perf_event_attr *attr, enum pevt_backend backend)
+{
+	if (backend == PEVT_BACKEND_DEVICE)
+		attr->sample_type |= PEVT_SAMPLE_SIZE_AT_END;
+	else
+		attr->write_backward = 1;
+}
+
+/* ---- taking a snapshot ---------------------------------------------- */
+
+static bool is_pevt(const struct snap_cpu *c)
+{
+	return c->be == PEVT_BACKEND_DEVICE;
+}
+
+/* Bytes written into @c's buffer(s) since they were last read. */
+static uint64_t new_bytes(struct snap_cpu *c)
+{
+	uint64_t head = pevt_mmap__read_head(c->map[c->active]);
+
+	/* write_backward: the head goes down. */
+	return is_pevt(c) ? head - c->seen[c->active] : c->seen[0] - head;
+}
+
+/*
+ * Copy the records of @map written since it was last read, newest first
+ * from the walk, into the end of c->stage so that they end up oldest
+ * first; strip the SIZE_AT_END trailer.  The buffer does not move.
+ */
+static int collect(struct snapshot *s, struct snap_cpu *c, int m)
+{
+	struct pevt_mmap *map = c->map[m];
+	size_t trailer = is_pevt(c) ? sizeof(uint64_t) : 0, size;
+	struct perf_event_header *ev, *out;
+	struct pevt_mmap_stats st;
+	int err;
+
+	c->stage_pos = c->stage_size;
+	err = pevt_mmap__read_init(map);
+	if (err == -EAGAIN)
+		return 0;
+	if (err) {
+		p_err("CPU %d buffer: cannot read it back: %s", c->b->cpu, strerror(-err));
+		return err;
+	}
+	while ((ev = pevt_mmap__read_event(map)) != NULL) {
+		size = ev->size - trailer;
+		if (size > c->stage_pos)
+			break;		/* cannot happen: a walk stays within a buffer */
+		c->stage_pos -= size;
+		out = (void *)(c->stage + c->stage_pos);
+		memcpy(out, ev, size);
+		out->size = size;
+		if (ev->type == PERF_RECORD_SAMPLE) {
+			s->samples++;
+			if (s->time_idx >= 0 && size >= sizeof(*ev) + 8 * (s->time_idx + 1)) {
+				uint64_t t;
+
+				memcpy(&t, (char *)out + sizeof(*ev) + 8 * s->time_idx, 8);
+				if (!s->first_time || t < s->first_time)
+					s->first_time = t;
+				if (t > s->last_time)
+					s->last_time = t;
+			}
+		}
+	}
+	pevt_mmap__stats(map, &st);
+	s->wrapped += st.stop == PEVT_STOP_OVERWRITTEN;
+	err = pevt_mmap__read_done(map);
+	c->seen[m] = st.head;
+	if (err == -EBADMSG) {
+		/* What was read before the bad record is whole: keep it. */
+		p_err("CPU %d buffer: inconsistent record at %" PRIu64 " bytes below its head; "
+		      "the older records of this snapshot are left out", c->b->cpu, st.bytes);
+		return 0;
+	}
+	/* -ESTALE: the stock kernel wrote while paused (a writer in flight). */
+	return err == -ESTALE ? 0 : err;
+}
+
+/* Move @c's writers to its other buffer; returns the map they left. */
+static int switch_buffer(struct snap_cpu *c)
+{
+	int left = c->active, fd = pevt_evsel__fd(c->b->owner);
+	int to = left ? -1 : pevt_evsel__fd(c->twin);
+
+	if (ioctl(fd, PEVT_IOC_REDIRECT_OUTPUT, to) < 0) {
+		p_err("CPU %d: PEVT_IOC_REDIRECT_OUTPUT: %s", c->b->cpu, strerror(errno));
+		return -errno;
+	}
+	c->active = !left;
+	return left;
+}
+
+/*
+ * Stage every CPU's new records: pevt buffers first all switched, then
+ * read; stock buffers paused, copied and resumed one at a time.
+ */
+static int stage_all(struct snapshot *s)
+{
+	int left[s->nr], i, ret;
+	uint64_t t0 = now_ns();
+
+	for (i = 0; i < s->nr; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+
+		if (!is_pevt(c))
+			continue;
+		left[i] = switch_buffer(c);
+		if (left[i] < 0)
+			return left[i];
+	}
+	for (i = 0; i < s->nr; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+
+		if (is_pevt(c)) {
+			ret = collect(s, c, left[i]);
+		} else {
+			ret = pevt_mmap__pause(c->map[0], true);
+			if (ret) {
+				p_err("CPU %d: PERF_EVENT_IOC_PAUSE_OUTPUT: %s", c->b->cpu,
+				      strerror(-ret));
+				return ret;
+			}
+			ret = collect(s, c, 0);
+			pevt_mmap__pause(c->map[0], false);
+		}
+		if (ret)
+			return ret;
+	}
+	s->switch_ns = now_ns() - t0;
+	return 0;
+}
+
+/* perf's fetch_current_timestamp(), kept unique: YYYYmmddHHMMSScc. */
+static void file_name(struct snapshot *s, char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	char dt[32];
+	time_t t;
+	uint64_t cs;
+
+	if (!s->p.sw.on) {
+		snprintf(buf, len, "%s", s->p.path);
+		return;
+	}
+	gettimeofday(&tv, NULL);
+	cs = (uint64_t)tv.tv_sec * 100 + tv.tv_usec / 10000;
+	/* Two snapshots within 10 ms: the later name is 10 ms on, not the same. */
+	if (cs <= s->last_cs)
+		cs = s->last_cs + 1;
+	s->last_cs = cs;
+	t = cs / 100;
+	localtime_r(&t, &tm);
+	strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm);
+	snprintf(buf, len, "%s.%s%02u", s->p.path, dt, (unsigned int)(cs % 100));
+}
+
+static int write_file(struct snapshot *s, const char *path)
+{
+	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
+	struct pevt_data_writer *w;
+	const char *what = NULL;
+	int fd, i, ret;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		p_err("cannot create %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	w = pevt_data_writer__new(fd, &wo);
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ret = 0;
+	for (i = 0; i < s->p.nr_events && !ret; i++) {
+		struct perf_event_attr a = *s->p.events[i].attr;
+
+		/* Stripped from every record: perf does not know the bit. */
+		a.sample_type &= ~PEVT_SAMPLE_SIZE_AT_END;
+		ret = pevt_data_writer__add_attr(w, &a, s->p.events[i].name,
+						 s->p.events[i].ids, s->p.events[i].nr_ids);
+	}
+	if (!ret)
+		ret = s->p.prepare(s->p.ctx, w);
+	if (!ret)
+		ret = pevt_data_writer__start(w);
+	if (!ret)
+		ret = s->p.synthesize(s->p.ctx, w);
+	if (!ret)
+		ret = pevt_data_writer__finished_init(w);
+	for (i = 0; i < s->nr && !ret; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+
+		if (c->stage_pos < c->stage_size)
+			ret = pevt_data_writer__write(w, c->stage + c->stage_pos,
+						      c->stage_size - c->stage_pos);
+	}
+	/* One round: a reader sorts the whole snapshot at once. */
+	if (!ret)
+		ret = pevt_data_writer__round(w);
+	if (!ret)
+		pevt_data_writer__set_sample_time(w, s->first_time, s->last_time);
+	if (!ret)
+		ret = pevt_data_writer__finish(w);
+	if (ret && pevt_data_writer__error(w, &what))
+		p_err("writing %s to %s failed: %s", what ? what : "data", path, strerror(-ret));
+	else if (ret)
+		p_err("cannot write %s: %s", path, strerror(-ret));
+	s->total_bytes += pevt_data_writer__bytes(w);
+	pevt_data_writer__delete(w);
+	if (close(fd) && !ret) {
+		p_err("closing %s: %s", path, strerror(errno));
+		ret = -EIO;
+	}
+	return ret;
+}
+
+static int take(struct snapshot *s)
+{
+	char path[4096];
+	int ret;
+
+	s->samples = s->first_time = s->last_time = 0;
+	s->wrapped = 0;
+	ret = stage_all(s);
+	if (ret)
+		return ret;
+	file_name(s, path, sizeof(path));
+	ret = write_file(s, path);
+	if (ret)
+		return ret;
+	s->nr_files++;
+	s->total_samples += s->samples;
+	if (!s->p.quiet)
+		fprintf(stderr, "[ pevt record: Dump %s (%" PRIu64 " samples; %s in %" PRIu64
+			" us%s) ]\n", path, s->samples,
+			is_pevt(&s->cpus[0]) ? "switched" : "paused",
+			s->switch_ns / 1000, s->wrapped ? "; buffers had wrapped" : "");
+	return 0;
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+/* The second buffer of a pevt CPU: a disabled twin of the owner. */
+static int open_twin(struct snapshot *s, struct snap_cpu *c)
+{
+	struct perf_event_attr a = *pevt_evsel__attr(c->b->owner);
+	LIBPEVT_OPTS(pevt_open_opts, oo, .backend = PEVT_BACKEND_DEVICE);
+	LIBPEVT_OPTS(pevt_mmap_opts, mo, .writable = false);
+	int ret;
+
+	a.disabled = 1;
+	a.enable_on_exec = 0;
+	a.inherit = 0;
+	a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 0;
+	c->twin = pevt_evsel__new(&a);
+	if (!c->twin)
+		return -ENOMEM;
+	ret = pevt_evsel__open(c->twin, c->b->pid, c->b->cpu, NULL, &oo);
+	if (ret < 0) {
+		p_err("cannot open the second buffer's event on CPU %d: %s", c->b->cpu,
+		      strerror(-ret));
+		return ret;
+	}
+	c->map[1] = pevt_evsel__mmap(c->twin, s->p.pages, &mo);
+	if (!c->map[1]) {
+		ret = -errno;
+		p_err("cannot map the second buffer (%lu pages) for CPU %d: %s", s->p.pages,
+		      c->b->cpu, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+struct snapshot *snapshot__new(const struct snap_params *p)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	uint64_t st;
+	int i;
+
+	if (!s)
+		return NULL;
+	s->p = *p;
+	s->nr = p->nr_bufs;
+	s->cpus = calloc(s->nr, sizeof(*s->cpus));
+	if (!s->cpus)
+		goto err;
+	st = p->nr_events ? p->events[0].attr->sample_type : 0;
+	s->time_idx = st & PERF_SAMPLE_TIME ?
+		      !!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+		      !!(st & PERF_SAMPLE_TID) : -1;
+	for (i = 0; i < s->nr; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+
+		c->b = &p->bufs[i];
+		c->be = pevt_evsel__backend(c->b->owner);
+		c->map[0] = pevt_evsel__map(c->b->owner);
+		c->stage_size = pevt_mmap__data_size(c->map[0]);
+		c->stage = malloc(c->stage_size);
+		if (!c->stage)
+			goto err;
+		if (is_pevt(c) && open_twin(s, c))
+			goto err;
+	}
+	return s;
+err:
+	snapshot__delete(s);
+	return NULL;
+}
+
+void snapshot__delete(struct snapshot *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; s->cpus && i < s->nr; i++) {
+		/* Closing the twin unmaps its buffer: the redirect ends with it. */
+		pevt_evsel__delete(s->cpus[i].twin);
+		free(s->cpus[i].stage);
+	}
+	free(s->cpus);
+	free(s);
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
+{
+	struct pollfd pfd[2 * s->nr + 1];
+	int owner_idx[s->nr];
+	const struct snap_switch *sw = &s->p.sw;
+	uint64_t next = sw->secs ? now_ns() + sw->secs * 1000000000ull : 0;
+	int i, n = 0, status, nr_open = s->nr, ret = 0;
+	bool done = false, by_signal = false;
+
+	for (i = 0; i < s->nr; i++) {
+		owner_idx[i] = n;
+		pfd[n++] = (struct pollfd){ .fd = pevt_evsel__fd(s->cpus[i].b->owner),
+					    .events = POLLIN };
+		if (s->cpus[i].twin)
+			pfd[n++] = (struct pollfd){ .fd = pevt_evsel__fd(s->cpus[i].twin),
+						    .events = POLLIN };
+	}
+	pfd[n] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	while (!done) {
+		struct signalfd_siginfo si;
+		bool due = false;
+		int timeout = 1000;
+		uint64_t now = now_ns(), bytes = 0;
+
+		if (sw->size)
+			timeout = SNAP_SIZE_POLL_MS;
+		else if (next)
+			timeout = next > now ? (next - now + 999999) / 1000000 : 0;
+		if (poll(pfd, n + 1, timeout) < 0 && errno != EINTR)
+			return -errno;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGUSR2)
+				due |= sw->signal;	/* ignored without --switch-output */
+			else if (si.ssi_signo != SIGCHLD)
+				done = by_signal = true;
+		}
+		if (*child > 0 && waitpid(*child, &status, WNOHANG) == *child) {
+			*child = -status - 1;
+			break;
+		}
+		for (i = 0; i < s->nr; i++) {
+			struct snap_cpu *c = &s->cpus[i];
+
+			/* Hung up: its tasks are gone (-p/-t ends when all are). */
+			if (!c->hup && (pfd[owner_idx[i]].revents & (POLLHUP | POLLERR))) {
+				c->hup = true;
+				nr_open--;
+			}
+			bytes += new_bytes(c);
+		}
+		if (task_targets && !*child && !nr_open)
+			break;
+		if (next && now_ns() >= next)
+			due = true;
+		if (sw->size && bytes >= sw->size)
+			due = true;
+		if (!due || done)
+			continue;
+		ret = take(s);
+		if (ret)
+			return ret;
+		/* perf re-arms its alarm after the switch. */
+		if (next)
+			next = now_ns() + sw->secs * 1000000000ull;
+	}
+	return by_signal;
+}
+
+int snapshot__final(struct snapshot *s)
+{
+	int ret = take(s);
+
+	if (ret || s->p.quiet)
+		return ret;
+	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s%s (%" PRIu64
+		" samples in %d snapshot%s) ]\n", s->total_bytes / 1048576.0, s->p.path,
+		s->p.sw.on ? ".<timestamp>" : "", s->total_samples, s->nr_files,
+		s->nr_files == 1 ? "" : "s");
+	return 0;
+}

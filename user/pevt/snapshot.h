@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pevt record --overwrite: snapshots of overwrite ring buffers
+ * (snapshot.c).  record.c opens and maps the events (read-only, with
+ * PEVT_SAMPLE_SIZE_AT_END on /dev/pevt, attr.write_backward on the stock
+ * kernel) and hands them over here with the few callbacks that write
+ * what every perf.data needs besides the records.
+ */
+#ifndef PEVT_SNAPSHOT_H
+#define PEVT_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+#include <pevt/core.h>
+
+struct pevt_data_writer;
+struct pevt_evsel;
+struct pevt_mmap;
+
+/* --switch-output[=signal|SIZE|TIME] (perf's option). */
+struct snap_switch {
+	bool on;
+	bool signal;		/* SIGUSR2 */
+	uint64_t size;		/* bytes of new records in the buffers */
+	uint64_t secs;		/* seconds */
+};
+
+int snapshot_parse_switch(const char *arg, struct snap_switch *sw);
+/* The attr changes --overwrite makes for @backend's events. */
+void snapshot_config_attr(struct perf_event_attr *attr, enum pevt_backend backend);
+
+/* An event of the file and a CPU's buffer, as record.c opened them. */
+struct snap_event {
+	const struct perf_event_attr *attr;
+	const char *name;
+	const uint64_t *ids;
+	int nr_ids;
+};
+
+struct snap_buf {
+	int cpu, pid;			/* where the owner was opened */
+	struct pevt_evsel *owner;	/* the mapped evsel */
+};
+
+struct snap_params {
+	const char *path;		/* -o */
+	struct snap_switch sw;
+	unsigned long pages;		/* -m */
+	bool quiet;
+	const struct snap_event *events;
+	int nr_events;
+	const struct snap_buf *bufs;
+	int nr_bufs;
+	/* What record.c writes into every file: before start (attrs excluded)... */
+	int (*prepare)(void *ctx, struct pevt_data_writer *w);
+	/* ... and after it: the synthesized state. */
+	int (*synthesize)(void *ctx, struct pevt_data_writer *w);
+	void *ctx;
+};
+
+struct snapshot;
+
+struct snapshot *snapshot__new(const struct snap_params *p);
+/*
+ * Run until SIGINT/SIGTERM (@sfd), the workload's exit (*@child: reaped
+ * status stored as -status - 1, as record.c keeps it) or, without a
+ * workload, until every task target is gone; snapshot on --switch-output
+ * triggers.  The caller disables the events, then calls
+ * snapshot__final().  0 or -errno (a message printed).
+ */
+int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets);
+/* The last snapshot (perf.data, or perf.data.<timestamp> when switching). */
+int snapshot__final(struct snapshot *s);
+void snapshot__delete(struct snapshot *s);
+
+#endif
