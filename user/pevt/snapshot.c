@@ -73,7 +73,8 @@ struct snapshot {
 	int time_idx;			/* u64 index of TIME in a sample, -1 */
 	uint64_t last_cs;		/* last file timestamp, centiseconds */
 	/* the snapshot being taken */
-	uint64_t samples, first_time, last_time, switch_ns;
+	uint64_t samples, first_time, last_time;
+	uint64_t window_ns;		/* pevt: switching; stock: paused */
 	int wrapped;
 	/* all of them */
 	uint64_t total_samples, total_bytes;
@@ -188,7 +189,11 @@ static int collect(struct snapshot *s, struct snap_cpu *c, int m)
 		      "the older records of this snapshot are left out", c->b->cpu, st.bytes);
 		return 0;
 	}
-	/* -ESTALE: the stock kernel wrote while paused (a writer in flight). */
+	/*
+	 * -ESTALE: the stock kernel published a record after the pause (its
+	 * writer was past the paused check): it is read with the next
+	 * snapshot, behind what the pause dropped.
+	 */
 	return err == -ESTALE ? 0 : err;
 }
 
@@ -215,6 +220,7 @@ static int stage_all(struct snapshot *s)
 	int left[s->nr], i, ret;
 	uint64_t t0 = now_ns();
 
+	s->window_ns = 0;
 	for (i = 0; i < s->nr; i++) {
 		struct snap_cpu *c = &s->cpus[i];
 
@@ -223,6 +229,7 @@ static int stage_all(struct snapshot *s)
 		left[i] = switch_buffer(c);
 		if (left[i] < 0)
 			return left[i];
+		s->window_ns = now_ns() - t0;
 	}
 	for (i = 0; i < s->nr; i++) {
 		struct snap_cpu *c = &s->cpus[i];
@@ -230,6 +237,7 @@ static int stage_all(struct snapshot *s)
 		if (is_pevt(c)) {
 			ret = collect(s, c, left[i]);
 		} else {
+			t0 = now_ns();
 			ret = pevt_mmap__pause(c->map[0], true);
 			if (ret) {
 				p_err("CPU %d: PERF_EVENT_IOC_PAUSE_OUTPUT: %s", c->b->cpu,
@@ -238,11 +246,11 @@ static int stage_all(struct snapshot *s)
 			}
 			ret = collect(s, c, 0);
 			pevt_mmap__pause(c->map[0], false);
+			s->window_ns += now_ns() - t0;
 		}
 		if (ret)
 			return ret;
 	}
-	s->switch_ns = now_ns() - t0;
 	return 0;
 }
 
@@ -349,10 +357,10 @@ static int take(struct snapshot *s)
 	s->nr_files++;
 	s->total_samples += s->samples;
 	if (!s->p.quiet)
-		fprintf(stderr, "[ pevt record: Dump %s (%" PRIu64 " samples; %s in %" PRIu64
+		fprintf(stderr, "[ pevt record: Dump %s (%" PRIu64 " samples; %s %" PRIu64
 			" us%s) ]\n", path, s->samples,
-			is_pevt(&s->cpus[0]) ? "switched" : "paused",
-			s->switch_ns / 1000, s->wrapped ? "; buffers had wrapped" : "");
+			is_pevt(&s->cpus[0]) ? "buffers switched in" : "paused for",
+			s->window_ns / 1000, s->wrapped ? "; a buffer had wrapped" : "");
 	return 0;
 }
 
