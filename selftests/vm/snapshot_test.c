@@ -10,7 +10,7 @@
  *	data_head does not move), and the two buffers walked backward hold
  *	every count 1..N exactly once.  Unmapping the target ends the
  *	redirect.
- * record_snapshots: `pevt record --overwrite --switch-output=SIZE` of a
+ * rec.snapshots_*: `pevt record --overwrite --switch-output=SIZE` of a
  *	getppid() loop, sampling raw_syscalls:sys_enter:S at period 1, on
  *	both backends.  Each snapshot file is read back (libpevt's reader):
  *	per event, the counts of consecutive snapshots must follow each other
@@ -369,8 +369,8 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 	 * snapshot is written (stock records carry RAW: twice as large).
 	 */
 	run(&o, "cd %s && pevt record --backend %s --overwrite --switch-output=256K -m 512 "
-	     "-e raw_syscalls:sys_enter:S -c 1 -i -o s.data -- pevt bench record-loop 30000 /dev/null",
-	     dir, backend);
+	     "-e raw_syscalls:sys_enter:S -c 1 -i -o s.data -- pevt bench record-loop %d /dev/null",
+	     dir, backend, debug ? 12000 : 30000);
 	ASSERT_EQ(0, o.status) TH_LOG("pevt record: %s", o.err);
 	TH_LOG("%s", o.err);
 	ASSERT_EQ(0, glob("/tmp/snapshot_test/*/s.data.*", 0, NULL, &g));
@@ -448,12 +448,25 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 	out_free(&o);
 }
 
-TEST(record_snapshots_stock)
+FIXTURE(rec) {
+	int unused;
+};
+
+FIXTURE_SETUP(rec)
+{
+}
+
+FIXTURE_TEARDOWN(rec)
+{
+}
+
+/* A perf run takes about a minute on the debug kernel. */
+TEST_F_TIMEOUT(rec, snapshots_stock, 300)
 {
 	record_snapshots(_metadata, "stock");
 }
 
-TEST(record_snapshots_pevt)
+TEST_F_TIMEOUT(rec, snapshots_pevt, 300)
 {
 	if (access(PEVT_DEVICE_PATH, F_OK))
 		SKIP(return, "no %s (pevt.ko not loaded)", PEVT_DEVICE_PATH);

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pevt record --backend stock --overwrite` on the build machine, read back
+ * by the host's perf: SIGUSR2 snapshots into perf.data.<timestamp> files
+ * named as perf names them, a time threshold, one file at the end without
+ * --switch-output (SIGUSR2 ignored), and the options it refuses.  The
+ * lossless pevt backend and the loss figures are the guest's
+ * (selftests/vm/snapshot_test.c).
+ */
+#include <ctype.h>
+#include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#include "../record_check.h"
+
+/* Busy until the test creates ./stop. */
+#define LOOP	"sh -c 'while [ ! -e stop ]; do :; done'"
+
+static char pevt_bin[PATH_MAX];
+
+FIXTURE(snap)
+{
+	char dir[64];
+};
+
+FIXTURE_SETUP(snap)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("PEVT_BIN")) {
+		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
+	}
+	if (access(pevt_bin, X_OK))
+		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
+	if (system("perf --version >/dev/null 2>&1"))
+		SKIP(return, "no perf on this machine");
+	snprintf(self->dir, sizeof(self->dir), "/tmp/snapshot_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chdir(self->dir));
+}
+
+FIXTURE_TEARDOWN(snap)
+{
+	char cmd[128];
+
+	if (chdir("/") == 0 && self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "# could not remove %s\n", self->dir);
+	}
+}
+
+/*
+ * Every s.data.* file: named s.data.YYYYmmddHHMMSScc, announced by a Dump
+ * line with its sample count, which perf script shows without a warning.
+ * Returns the number of files.
+ */
+static int check_files(struct __test_metadata *_metadata, const char *err)
+{
+	glob_t g;
+	size_t i;
+	int n = 0;
+
+	if (glob("s.data.*", 0, NULL, &g))
+		return 0;
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *ts = g.gl_pathv[i] + strlen("s.data."), *p;
+		char key[128];
+		struct out o;
+		long long want;
+		int d;
+
+		for (d = 0; isdigit((unsigned char)ts[d]); d++)
+			;
+		EXPECT_EQ(16, d) TH_LOG("%s: not perf's timestamp", g.gl_pathv[i]);
+		EXPECT_EQ('\0', ts[d]);
+		snprintf(key, sizeof(key), "Dump %s (", g.gl_pathv[i]);
+		p = strstr(err, key);
+		ASSERT_NE(NULL, p) TH_LOG("no Dump line for %s", g.gl_pathv[i]);
+		want = atoll(p + strlen(key));
+		run(&o, "perf script -i %s", g.gl_pathv[i]);
+		EXPECT_EQ(0, o.status);
+		EXPECT_EQ(want, count_lines(o.out)) TH_LOG("%s", g.gl_pathv[i]);
+		EXPECT_TRUE(perf_quiet(o.err));
+		out_free(&o);
+		n++;
+	}
+	globfree(&g);
+	return n;
+}
+
+TEST_F(snap, signal)
+{
+	struct out o;
+
+	/* Two SIGUSR2 while the loop runs, then the snapshot at the end. */
+	run(&o, "(%s record --overwrite --switch-output -F 2000 -o s.data -- " LOOP " & P=$!; "
+	    "sleep 0.7; kill -USR2 $P; sleep 0.7; kill -USR2 $P; sleep 0.3; touch stop; wait $P)",
+	    pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(3, check_files(_metadata, o.err)) TH_LOG("%s", o.err);
+	EXPECT_NE(NULL, strstr(o.err, "[ pevt record: Captured and wrote "));
+	EXPECT_NE(NULL, strstr(o.err, "s.data.<timestamp> ("));
+	EXPECT_NE(0, access("s.data", F_OK));
+	out_free(&o);
+}
+
+TEST_F(snap, time)
+{
+	struct out o;
+
+	run(&o, "%s record --overwrite --switch-output=1s -F 2000 -o s.data -- sh -c 'sleep 2.5'",
+	    pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	/* At 1 s and 2 s, and at the end (a loaded machine may miss one). */
+	EXPECT_LE(2, check_files(_metadata, o.err)) TH_LOG("%s", o.err);
+	out_free(&o);
+}
+
+TEST_F(snap, at_exit_only)
+{
+	struct out o;
+	long long n;
+
+	/* Without --switch-output SIGUSR2 is ignored: one file at the end. */
+	run(&o, "(%s record --overwrite -F 2000 -o s.data -- " LOOP " & P=$!; "
+	    "sleep 0.5; kill -USR2 $P; sleep 0.3; touch stop; wait $P)", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, check_files(_metadata, o.err));
+	EXPECT_NE(NULL, strstr(o.err, "Dump s.data ("));
+	n = atoll(strstr(o.err, "Dump s.data (") + strlen("Dump s.data ("));
+	EXPECT_LT(0, n);
+	out_free(&o);
+	run(&o, "perf script -i s.data");
+	EXPECT_EQ(n, count_lines(o.out));
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+}
+
+TEST_F(snap, bad_options)
+{
+	struct out o;
+
+	run(&o, "%s record --switch-output -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--switch-output needs --overwrite"));
+	out_free(&o);
+	run(&o, "%s record --overwrite --switch-output=5x -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "not '5x'"));
+	out_free(&o);
+	run(&o, "(%s record --overwrite -o - -- true | cat >/dev/null)", pevt_bin);
+	EXPECT_NE(NULL, strstr(o.err, "no -o - or -z"));
+	out_free(&o);
+	EXPECT_NE(0, access("x.data", F_OK));
+}
+
+TEST_HARNESS_MAIN
