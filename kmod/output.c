@@ -813,30 +813,51 @@ void pevt_output_hup(struct pevt_event *event)
 	rcu_read_unlock();
 }
 
+/*
+ * The pevt event of @fd, its file held in *@file (NULL for fd -1).
+ * Return: 0, -EBADF (not open) or -EINVAL (not a pevt event).
+ */
+static int out_fget(int fd, struct file **file, struct pevt_event **event)
+{
+	*file = NULL;
+	*event = NULL;
+	if (fd == -1)
+		return 0;
+	*file = fget(fd);
+	if (!*file)
+		return -EBADF;
+	*event = pevt_event_from_file(*file);
+	if (*event)
+		return 0;
+	fput(*file);
+	*file = NULL;
+	return -EINVAL;
+}
+
+/*
+ * perf_event_set_output(): the writers of one buffer stay on one CPU
+ * (per-task events: in one task), which the buffer's local_t protocol needs.
+ */
+static bool out_same_writers(struct pevt_event *a, struct pevt_event *b)
+{
+	return a->cpu == b->cpu && (a->cpu != -1 || a->ctx == b->ctx);
+}
+
 static long out_set_output(struct pevt_event *event, int fd)
 {
-	struct pevt_event *output = NULL;
+	struct pevt_event *output;
 	struct pevt_rb *rb = NULL, *cur;
-	struct file *file = NULL;
-	long ret = -EINVAL;
+	struct file *file;
+	long ret;
 
-	if (fd != -1) {
-		file = fget(fd);
-		if (!file)
-			return -EBADF;
-		output = pevt_event_from_file(file);
-		if (!output)
-			goto out_put;
-	}
-
+	ret = out_fget(fd, &file, &output);
+	if (ret)
+		return ret;
+	ret = -EINVAL;
 	mutex_lock(&out_mutex);
 	if (output) {
 		/* perf_event_set_output(): same CPU, same task, same format. */
-		if (output == event)
-			goto unlock;
-		if (output->cpu != event->cpu)
-			goto unlock;
-		if (output->cpu == -1 && output->ctx != event->ctx)
+		if (output == event || !out_same_writers(output, event))
 			goto unlock;
 		if ((output->attr.sample_type ^ event->attr.sample_type) &
 		    PEVT_SAMPLE_SIZE_AT_END)
@@ -854,7 +875,6 @@ static long out_set_output(struct pevt_event *event, int fd)
 	ret = 0;
 unlock:
 	mutex_unlock(&out_mutex);
-out_put:
 	if (file)
 		fput(file);
 	return ret;
@@ -871,31 +891,24 @@ out_put:
 static long out_redirect(struct pevt_event *event, int fd)
 {
 	struct pevt_rb *rb, *to = NULL, *left = NULL;
-	struct pevt_event *output = NULL;
-	struct file *file = NULL;
-	long ret = -EINVAL;
+	struct pevt_event *output;
+	struct file *file;
+	long ret;
 
 	/* Per-task inherited events write from every CPU (as SET_OUTPUT). */
 	if (event->cpu == -1 && event->attr.inherit)
 		return -EINVAL;
-	if (fd != -1) {
-		file = fget(fd);
-		if (!file)
-			return -EBADF;
-		output = pevt_event_from_file(file);
-		if (!output)
-			goto out_put;
-	}
-
+	ret = out_fget(fd, &file, &output);
+	if (ret)
+		return ret;
+	ret = -EINVAL;
 	mutex_lock(&out_mutex);
 	rb = out_rb_locked(event);
 	if (!rb || !atomic_read(&rb->mmap_count))
 		goto unlock;
 	if (output) {
 		/* SET_OUTPUT's rules: the writers stay on one CPU, one format. */
-		if (output->cpu != event->cpu)
-			goto unlock;
-		if (output->cpu == -1 && output->ctx != event->ctx)
+		if (!out_same_writers(output, event))
 			goto unlock;
 		to = out_rb_locked(output);
 		if (!to || to == rb || !atomic_read(&to->mmap_count))
@@ -940,7 +953,6 @@ unlock:
 		synchronize_rcu_expedited();
 		rb_put(left);
 	}
-out_put:
 	if (file)
 		fput(file);
 	return ret;
