@@ -354,6 +354,7 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 	bool pevt = !strcmp(backend, "pevt");
 	long long between = 0, overwritten = 0, inside = 0, before = 0, dups = 0;
 	int nr_wrapped = 0, shown = 0;
+	uint64_t kernel_lost = 0;
 	struct scan sc = { 0 };
 	struct out o;
 	glob_t g;
@@ -365,10 +366,11 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 	out_free(&o);
 	/*
 	 * A snapshot whenever the buffers hold 256 KiB of new records (at
-	 * most 10 ms late), in 2 MiB buffers, so that none fills up while a
-	 * snapshot is written (stock records carry RAW: twice as large).
+	 * most 10 ms late), in 4 MiB buffers, so that none fills up while a
+	 * snapshot is written: seen up to 0.7 s under TCG, 16384 stock
+	 * records (they carry RAW: twice as large as pevt's).
 	 */
-	run(&o, "cd %s && pevt record --backend %s --overwrite --switch-output=256K -m 512 "
+	run(&o, "cd %s && pevt record --backend %s --overwrite --switch-output=256K -m 1024 "
 	     "-e raw_syscalls:sys_enter:S -c 1 -i -o s.data -- pevt bench record-loop %d /dev/null",
 	     dir, backend, debug ? 12000 : 30000);
 	ASSERT_EQ(0, o.status) TH_LOG("pevt record: %s", o.err);
@@ -389,6 +391,8 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 		EXPECT_EQ(dumped(o.err, g.gl_pathv[i] + strlen(dir) + 1, &sc.wrapped[sc.file]),
 			  sc.samples) TH_LOG("%s", g.gl_pathv[i]);
 		nr_wrapped += sc.wrapped[sc.file];
+		/* The stock kernel's own count of what a pause dropped. */
+		kernel_lost += pevt_data__stats(d)->total_lost;
 		pevt_data__delete(d);
 		/* perf script: count and silence, on the first files. */
 		if (full || sc.file < (debug ? 1 : 2) - !pevt) {
@@ -434,10 +438,11 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 	 */
 	ksft_print_msg("%s: %d snapshots, %zu samples; lost around snapshots %lld (%lld between "
 		       "files, %lld inside one), %lld overwritten (%d buffers wrapped), %lld before "
-		       "the first; %lld twice\n", backend, sc.file, sc.n, between + inside, between,
-		       inside, overwritten, nr_wrapped, before, dups);
-	EXPECT_EQ(0, dups);
+		       "the first; %lld twice; LOST records say %llu\n", backend, sc.file, sc.n,
+		       between + inside, between, inside, overwritten, nr_wrapped, before, dups,
+		       (unsigned long long)kernel_lost);
 	if (pevt) {
+		EXPECT_EQ(0, dups);
 		EXPECT_EQ(0, between);
 		EXPECT_EQ(0, overwritten);
 		EXPECT_EQ(0, inside);
