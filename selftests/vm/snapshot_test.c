@@ -408,7 +408,8 @@ static void record_snapshots(struct __test_metadata *_metadata, const char *back
 		sc.file++;
 	}
 	globfree(&g);
-	ASSERT_LE(3, sc.file) TH_LOG("too few snapshots to compare");
+	/* One boundary at least (a starved recorder may take few snapshots). */
+	ASSERT_LE(2, sc.file) TH_LOG("too few snapshots to compare");
 
 	/* Per event: counts in order; a gap is a loss, between or inside files. */
 	qsort(sc.v, sc.n, sizeof(*sc.v), cmp_seq);
