@@ -287,11 +287,7 @@ TEST_F_TIMEOUT(ru, cpu_clock_parses, 60)
 	void *map;
 
 	ASSERT_NE(NULL, s);
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = 1000000;	/* 1 ms */
+	pevt_attr_sampling(&a, PERF_COUNT_SW_CPU_CLOCK, NSEC_PER_MSEC);
 	a.sample_type = PERF_SAMPLE_TID | st;
 	a.sample_regs_user = (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_IP);
 	a.sample_stack_user = 512;

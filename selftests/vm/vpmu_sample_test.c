@@ -15,10 +15,10 @@
  *  - multiplexing (rotid and classic): 6 single-event sampling groups
  *    on the 4 vPMU slots; each event's samples account for its count
  *    (samples x period, exactly), and its share of the samples is within
- *    5 points of its share of the running time: samples follow the
+ *    3 points of its share of the running time: samples follow the
  *    count, and the count follows running time as far as the guest's
- *    system call rate is steady (0.4 .. 3.6 points measured under TCG on
- *    a loaded host, both policies).
+ *    system call rate is steady (largest gap 0.2 .. 1.3 points per run
+ *    over 6 boots under TCG on a loaded host, both policies).
  *
  * Not the stock reference: the same attr on the module's PMU through
  * perf_event_open() (vpmu.c) gave one sample per call (8191 samples of
@@ -363,12 +363,12 @@ static void mux_shares(struct __test_metadata *_metadata, int dev,
 
 TEST_F_TIMEOUT(vs, rotid_shares, 120)
 {
-	mux_shares(_metadata, self->dev, "rotid", 5.0);
+	mux_shares(_metadata, self->dev, "rotid", 3.0);
 }
 
 TEST_F_TIMEOUT(vs, classic_shares, 120)
 {
-	mux_shares(_metadata, self->dev, "classic", 5.0);
+	mux_shares(_metadata, self->dev, "classic", 3.0);
 }
 
 TEST_HARNESS_MAIN
