@@ -8,6 +8,9 @@
  *    child; sample k of each has the same abi, the same registers (those
  *    the task entered the kernel with), the same announced stack size and
  *    dyn_size and the same dyn_size bytes of stack;
+ *    Each buffer is then written to a perf.data file (libpevt's writer,
+ *    with the tracepoint's TRACING_DATA) and Debian's perf script -F
+ *    tid,uregs reads both without a warning and prints the same lines;
  *  - cpu-clock (hrtimer, pevt only: stock's has no twin here): every
  *    record parses, abi 64, dyn_size <= size, SP and stack read.
  */
@@ -17,16 +20,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
 #include <asm/perf_regs.h>
+#include <pevt/data_writer.h>
 
 #include "kselftest_harness.h"
 #include "../common.h"
 #include "../live_stats.h"
+#include "../run_cmd.h"
+
+#define PERF_BIN	"/usr/bin/perf"
 
 #define PAGES		256
 #define NR_CALLS	2000
@@ -144,6 +153,54 @@ static int parse(void *map, uint64_t st, uint64_t mask, struct usample *out,
 		pos = end;
 	}
 	return n;
+}
+
+/*
+ * The records of @map's buffer into perf.data file @path, for @fd's
+ * attr @a.  Return: 0 or -errno.
+ */
+static int write_file(const char *path, void *map, int fd,
+		      const struct perf_event_attr *a)
+{
+	static const char *const tps[] = { "raw_syscalls:sys_enter" };
+	LIBPEVT_OPTS(pevt_data_writer_opts, o, .pipe = false);
+	struct perf_event_mmap_page *pc = map;
+	long pg = getpagesize();
+	uint64_t size = (uint64_t)PAGES * pg, id = 0;
+	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	const uint8_t *d = (const uint8_t *)map + pg;
+	struct pevt_data_writer *w;
+	uint8_t *lin;
+	int out, ret;
+
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id))
+		return -errno;
+	lin = malloc(head - pc->data_tail + 1);
+	out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (!lin || out < 0)
+		return -ENOMEM;
+	for (uint64_t p = pc->data_tail; p < head; p++)
+		lin[p - pc->data_tail] = d[p % size];
+	w = pevt_data_writer__new(out, &o);
+	ret = w ? 0 : -ENOMEM;
+	if (!ret)
+		ret = pevt_data_writer__add_attr(w, a, "raw_syscalls:sys_enter", &id, 1);
+	if (!ret)
+		ret = pevt_data_writer__add_host_features(w, 0, NULL);
+	if (!ret && pevt_data_writer__add_tracing_data(w, "/sys/kernel/tracing", tps, 1))
+		ret = pevt_data_writer__add_tracing_data(w, "/sys/kernel/debug/tracing", tps, 1);
+	if (!ret)
+		ret = pevt_data_writer__start(w);
+	if (!ret)
+		ret = pevt_data_writer__write(w, lin, head - pc->data_tail);
+	if (!ret)
+		ret = pevt_data_writer__round(w);
+	if (!ret)
+		ret = pevt_data_writer__finish(w);
+	pevt_data_writer__delete(w);
+	close(out);
+	free(lin);
+	return ret;
 }
 
 FIXTURE(ru) {
@@ -266,6 +323,31 @@ TEST_F_TIMEOUT(ru, same_fields_as_stock, 120)
 	}
 	TH_LOG("%d of %d samples with a partial dump (stack top within 8 KiB)",
 	       partial, n[1]);
+	if (access(PERF_BIN, X_OK)) {
+		TH_LOG("no %s: perf script not run", PERF_BIN);
+	} else {
+		static const char *const f[2] = { "/tmp/ru-stock.data",
+						  "/tmp/ru-pevt.data" };
+		struct out o[2];
+
+		for (int k = 0; k < 2; k++) {
+			uattr(&a, st, ALL_REGS, 8192);
+			ASSERT_EQ(0, write_file(f[k], map[k], fd[k], &a));
+			run(&o[k], PERF_BIN " script -i %s -F tid,uregs", f[k]);
+			EXPECT_EQ(0, o[k].status) TH_LOG("%s: %s", f[k], o[k].err);
+			EXPECT_EQ(NULL, strcasestr(o[k].err, "warning"))
+				TH_LOG("%s: %s", f[k], o[k].err);
+			EXPECT_NE(NULL, strstr(o[k].out, "ABI:2"))
+				TH_LOG("%s: %.300s", f[k], o[k].out);
+		}
+		EXPECT_STREQ(o[0].out, o[1].out);
+		TH_LOG("perf script -F tid,uregs: %zu bytes from each, first line: %.120s",
+		       strlen(o[1].out), o[1].out);
+		for (int k = 0; k < 2; k++) {
+			out_free(&o[k]);
+			unlink(f[k]);
+		}
+	}
 	for (int k = 0; k < 2; k++) {
 		munmap(map[k], len);
 		close(fd[k]);
