@@ -263,7 +263,7 @@ TEST_F(ru, errnos_like_stock)
 }
 
 /* Sample k of stock and of pevt: same syscall of the same child. */
-TEST_F_TIMEOUT(ru, same_fields_as_stock, 120)
+TEST_F_TIMEOUT(ru, same_fields_as_stock, 300)
 {
 	const uint64_t st = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	size_t len = (PAGES + 1) * getpagesize();
