@@ -842,8 +842,7 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	if (ret)
 		return ret;
 	if (attr->exclusive || attr->use_clockid || attr->precise_ip ||
-	    attr->branch_sample_type || attr->sample_regs_user ||
-	    attr->sample_stack_user || attr->sample_regs_intr ||
+	    attr->branch_sample_type || attr->sample_regs_intr ||
 	    attr->aux_watermark ||
 	    attr->aux_sample_size || attr->sig_data)
 		return -EOPNOTSUPP;

@@ -81,9 +81,13 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 {
 	u64 rf = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 		 PERF_FORMAT_ID | PERF_FORMAT_GROUP | PERF_FORMAT_LOST;
+	int ret;
 
 	if (attr->sample_type & ~(u64)PEVT_SAMPLE_SUPPORTED)
 		return -EOPNOTSUPP;
+	ret = pevt_regs_user_check_attr(attr);	/* regs_user.c */
+	if (ret)
+		return ret;
 	/*
 	 * Sampling sources: sys_enter, cpu-clock, task-clock (sample.c),
 	 * pevt_vpmu (vpmu_src.c).
@@ -370,8 +374,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	struct rb_handle h;
 	struct out_id id;
 	struct pevt_rb *rb;
-	u64 time, v;
+	u64 time, v, abi = 0;
 	const u64 *cc = NULL;
+	struct pt_regs *uregs = NULL;
+	u16 ustack = 0;
 
 	hdr.type = PERF_RECORD_SAMPLE;
 	hdr.misc = regs && user_mode(regs) ? PERF_RECORD_MISC_USER :
@@ -389,11 +395,23 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		cc = pevt_callchain(event, regs);	/* callchain.c */
 		hdr.size += (1 + cc[0]) * sizeof(u64);
 	}
+	if (st & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
+		uregs = pevt_regs_user(regs, &abi);
+	if (st & PERF_SAMPLE_REGS_USER)
+		hdr.size += pevt_regs_user_size(&event->attr, uregs);
 
 	rcu_read_lock();
 	rb = out_rb_write(event);
 	if (!rb)
 		goto out;
+	if (st & PERF_SAMPLE_STACK_USER) {
+		/* Last: it takes what is left of the 64 KiB (perf). */
+		ustack = pevt_ustack_size(event->attr.sample_stack_user,
+					  hdr.size + (rb_size_at_end(rb) ?
+						      sizeof(u64) : 0),
+					  uregs);
+		hdr.size += pevt_ustack_field_size(ustack);
+	}
 	if (rb_output_drop(rb, hdr.size, out_id_len(event)))
 		goto lost;
 	time = local_clock();
@@ -439,6 +457,10 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		out_read(&h, event);
 	if (cc)
 		rb_output_copy(&h, cc, (1 + cc[0]) * sizeof(u64));
+	if (st & PERF_SAMPLE_REGS_USER)
+		pevt_output_regs_user(&h, &event->attr, uregs, abi);
+	if (st & PERF_SAMPLE_STACK_USER)
+		pevt_output_ustack(&h, ustack, uregs);
 	if (!event->attr.watermark)
 		rb_count_event(&h, event->attr.wakeup_events);
 	rb_output_end(&h);

@@ -22,9 +22,24 @@ struct file;
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |	\
 	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |		\
 	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |	\
-	 PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PEVT_SAMPLE_SIZE_AT_END)
+	 PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
+	 PERF_SAMPLE_STACK_USER | PEVT_SAMPLE_SIZE_AT_END)
 
 int pevt_output_check_attr(const struct perf_event_attr *attr);
+
+/* regs_user.c */
+struct rb_handle;
+int pevt_regs_user_check_attr(const struct perf_event_attr *attr);
+struct pt_regs *pevt_regs_user(struct pt_regs *regs, u64 *abi);
+unsigned int pevt_regs_user_size(const struct perf_event_attr *attr,
+				 struct pt_regs *uregs);
+u16 pevt_ustack_size(u16 stack_size, u16 header_size, struct pt_regs *uregs);
+unsigned int pevt_ustack_field_size(u16 dump_size);
+void pevt_output_regs_user(struct rb_handle *h,
+			   const struct perf_event_attr *attr,
+			   struct pt_regs *uregs, u64 abi);
+void pevt_output_ustack(struct rb_handle *h, u16 dump_size,
+			struct pt_regs *uregs);
 void pevt_output_init_event(struct pevt_event *event);
 int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma);
 __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,

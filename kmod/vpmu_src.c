@@ -22,14 +22,28 @@
  * group is scheduled, so under multiplexing (rotid or classic) each event
  * samples for its share of the time, as a stock PMU event does.
  * freq: cpu_ns gets the fixed period NSEC_PER_SEC / freq (perf's
- * cpu-clock does the same); the event sources start at period 1 and after
- * each overflow that ends an interval the counter ran through, move 1/8
- * of the way to the period that would have given sample_freq at the rate
- * of that interval (at once while that is more than twice the current
- * one), as perf adjusts from the same ratio (perf_adjust_period()).
+ * cpu-clock does the same).  The event sources adjust their period the
+ * way perf adjusts a stock tracepoint event of the same attr (the A/B
+ * reference of selftests/vm/vpmu_sample_test.c): the period starts at 1; at each overflow the time since the
+ * previous one, if under two ticks, and the period just used give a rate
+ * (__perf_event_account_interrupt()), and at each tick while the event is
+ * ACTIVE the events counted since the previous tick over TICK_NSEC give
+ * another (perf_adjust_freq_unthr_context()); each moves the period 1/8
+ * of the way to the one that would give sample_freq at that rate
+ * (perf_adjust_period(), perf_calculate_period(), copied).  The tick is a
+ * pinned hrtimer of the event, armed while it is ACTIVE, expiring on
+ * multiples of TICK_NSEC as the scheduler tick does, so it fires as often
+ * and with the same phase as perf's.  Countdowns and the period each
+ * sample carries follow perf_swevent_set_period(): an overflow starts a
+ * countdown of last_period events, the period in force at the previous
+ * overflow, and a new period applies from the next overflow on (a
+ * software event's period_left is never positive, so perf_adjust_period()
+ * never cuts a countdown short for it).  Scheduling out and in keeps the
+ * countdown and last_period, as perf_trace_add() does.
  */
 #include <linux/perf_event.h>
 #include <linux/sched/clock.h>
+#include <linux/tick.h>
 #include <linux/slab.h>
 
 #include "internal.h"
@@ -44,43 +58,133 @@ struct vsrc {
 	u64			mask;	/* allowed slots (valid mask) */
 	int			hint;	/* planned slot for the next add(), or -1 */
 	struct pevt_event	*event;
-	/* freq: the last overflow, and starts of the counter since boot */
-	u64			t_last, cnt_last;
-	unsigned long		starts, starts_last;
+	/* freq, event sources: perf's hw_perf_event fields of the same name */
+	u64			last_period;		/* countdown just ended */
+	u64			freq_time_stamp;	/* local_clock(), last overflow */
+	u64			freq_count_stamp;	/* c.count at the last tick */
+	struct hrtimer		tick;			/* TICK_NSEC while ACTIVE */
 };
 
-/* Counter overflow: on the counter's CPU, irqs off, the group ACTIVE. */
+static bool vsrc_adapts(struct pevt_event *event)
+{
+	return event->attr.freq &&
+	       (event->attr.config & VPMU_CONFIG_SOURCE) != VPMU_SRC_CPU_NS;
+}
+
+/*
+ * perf_calculate_period(): the period that gives @freq samples per second
+ * when @count events take @nsec ns, with perf's loss of precision.
+ */
+static u64 vsrc_calculate_period(u64 frequency, u64 nsec, u64 count)
+{
+	u64 sec = NSEC_PER_SEC;
+	u64 divisor, dividend;
+	int count_fls, nsec_fls, frequency_fls, sec_fls;
+
+	count_fls = fls64(count);
+	nsec_fls = fls64(nsec);
+	frequency_fls = fls64(frequency);
+	sec_fls = 30;
+
+	/* Reduce accuracy by one bit so that a and b converge. */
+#define REDUCE_FLS(a, b)		\
+do {					\
+	if (a##_fls > b##_fls) {	\
+		a >>= 1;		\
+		a##_fls--;		\
+	} else {			\
+		b >>= 1;		\
+		b##_fls--;		\
+	}				\
+} while (0)
+
+	while (count_fls + sec_fls > 64 && nsec_fls + frequency_fls > 64) {
+		REDUCE_FLS(nsec, frequency);
+		REDUCE_FLS(sec, count);
+	}
+	if (count_fls + sec_fls > 64) {
+		divisor = nsec * frequency;
+		while (count_fls + sec_fls > 64) {
+			REDUCE_FLS(count, sec);
+			divisor >>= 1;
+		}
+		dividend = count * sec;
+	} else {
+		dividend = count * sec;
+		while (nsec_fls + frequency_fls > 64) {
+			REDUCE_FLS(nsec, frequency);
+			dividend >>= 1;
+		}
+		divisor = nsec * frequency;
+	}
+#undef REDUCE_FLS
+	if (!divisor)
+		return dividend;
+	return div64_u64(dividend, divisor);
+}
+
+/* perf_adjust_period(): @count events in @nsec ns; low-pass filter 1/8. */
+static void vsrc_adjust_period(struct vsrc *v, u64 nsec, u64 count)
+{
+	s64 period, delta;
+
+	period = vsrc_calculate_period(v->event->attr.sample_freq, nsec, count);
+	delta = period - (s64)v->c.period;
+	delta = (delta >= 0 ? delta + 7 : delta - 7) / 8;
+	period = (s64)v->c.period + delta;
+	v->c.period = period > 0 ? period : 1;
+}
+
+/* The tick's part of perf_adjust_freq_unthr_context(). */
+static enum hrtimer_restart vsrc_tick(struct hrtimer *t)
+{
+	struct vsrc *v = container_of(t, struct vsrc, tick);
+	u64 now, delta;
+
+	/* Stopped, or a pinned timer migrated off a dying CPU. */
+	if (!v->c.active || v->c.cpu != smp_processor_id())
+		return HRTIMER_NORESTART;
+	now = vpmu_counter_read(&v->c);
+	delta = now - v->freq_count_stamp;
+	v->freq_count_stamp = now;
+	if (delta)
+		vsrc_adjust_period(v, TICK_NSEC, delta);
+	hrtimer_forward_now(t, ns_to_ktime(TICK_NSEC));
+	return HRTIMER_RESTART;
+}
+
+/*
+ * Counter overflow: on the counter's CPU, irqs off, the group ACTIVE.
+ * vpmu.c has already started the next countdown, of c->period events.
+ */
 static void vsrc_overflow(struct vpmu_counter *c, struct pt_regs *regs)
 {
 	struct vsrc *v = c->priv;
 	struct pevt_event *event = v->event;
 	u64 period = c->period;
+	s64 delta;
+	u64 now;
 
 	if (READ_ONCE(event->state) != PEVT_STATE_ACTIVE)
 		return;
-	pevt_output_sample(event, regs, period);
-	if (event->attr.freq && c->source != VPMU_SRC_CPU_NS) {
-		u64 now = local_clock(), dt = now - v->t_last;
-		u64 n = c->count - v->cnt_last, want;
-		bool steady = v->starts == v->starts_last;
-
-		v->t_last = now;
-		v->cnt_last = c->count;
-		v->starts_last = v->starts;
-		/* Only an interval the counter ran through tells the rate. */
-		if (!steady || !dt || !n)
-			return;
-		/* n events took dt ns: the period giving sample_freq */
-		want = div64_u64(n * NSEC_PER_SEC,
-				 dt * event->attr.sample_freq) ?: 1;
-		if (want > 2 * period)		/* ramp up from period 1 */
-			period = want;
-		else if (want > period)
-			period += (want - period + 7) / 8;
-		else
-			period -= (period - want) / 8;
-		c->period = max_t(u64, period, 1);
+	if (!vsrc_adapts(event)) {
+		pevt_output_sample(event, regs, period);
+		return;
 	}
+	/*
+	 * perf_swevent_event() and perf_swevent_set_period(): the sample
+	 * carries last_period, the next countdown is last_period events
+	 * long, and last_period becomes the current period.
+	 */
+	pevt_output_sample(event, regs, v->last_period);
+	c->left += (s64)v->last_period - (s64)period;
+	v->last_period = period;
+	/* __perf_event_account_interrupt(): the rate since the last one */
+	now = local_clock();
+	delta = now - v->freq_time_stamp;
+	v->freq_time_stamp = now;
+	if (delta > 0 && delta < 2 * TICK_NSEC)
+		vsrc_adjust_period(v, delta, period);
 }
 
 static int vsrc_init(struct pevt_event *event)
@@ -122,6 +226,9 @@ static int vsrc_init(struct pevt_event *event)
 		return ret;
 	}
 	vpmu_counter_init(&v->c, src, period, period ? vsrc_overflow : NULL, v);
+	v->last_period = period;
+	hrtimer_init(&v->tick, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
+	v->tick.function = vsrc_tick;
 	v->mask = mask;
 	v->event = event;
 	event->src_priv = v;
@@ -135,6 +242,7 @@ static void vsrc_destroy(struct pevt_event *event)
 {
 	struct vsrc *v = event->src_priv;
 
+	hrtimer_cancel(&v->tick);
 	vpmu_counter_destroy(&v->c);
 	vpmu_source_put(v->c.source);
 	kfree(v);
@@ -171,11 +279,18 @@ static void vsrc_read(struct pevt_event *event)
 static void vsrc_start(struct pevt_event *event, int flags)
 {
 	struct vsrc *v = event->src_priv;
+	u64 now;
+	u32 rem;
 
-	if (!v->c.active)
-		v->starts++;
 	vpmu_counter_start(&v->c);
 	local64_set(&event->prev_count, vpmu_counter_read(&v->c));
+	if (!v->c.active || !vsrc_adapts(event) || hrtimer_active(&v->tick))
+		return;
+	/* The scheduler tick's phase: multiples of TICK_NSEC. */
+	now = ktime_get_ns();
+	div_u64_rem(now, TICK_NSEC, &rem);
+	hrtimer_start(&v->tick, ns_to_ktime(now - rem + TICK_NSEC),
+		      HRTIMER_MODE_ABS_PINNED_HARD);
 }
 
 static void vsrc_stop(struct pevt_event *event, int flags)
@@ -186,6 +301,8 @@ static void vsrc_stop(struct pevt_event *event, int flags)
 		return;
 	vsrc_read(event);
 	vpmu_counter_stop(&v->c);
+	if (vsrc_adapts(event))
+		hrtimer_try_to_cancel(&v->tick);
 }
 
 /**

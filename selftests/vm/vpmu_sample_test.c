@@ -4,15 +4,21 @@
  * against the stock kernel's raw_syscalls:sys_enter tracepoint event
  * with the same period or frequency, same workload run:
  *  - period: one sample per sample_period system calls on both;
- *  - freq: both adapt the period; only the order of magnitude agrees
- *    (see freq_like_stock);
+ *  - freq: both adapt the period from sample_freq the same way (at each
+ *    overflow and each tick, perf_adjust_period()); over 5 rounds, each
+ *    sampling one child with both, the median ratio of their sample
+ *    counts past the period's ramp (freq_rounds()) is within 10% of 1
+ *    for a steady system call loop (not checked: a loop sleeping 1 ms
+ *    every 200 calls, where 1.2 s of wall time are ~250 ms of running,
+ *    too few ticks to come down from the ramp's overshoot: 7 .. 36
+ *    samples on both, ratios 0.14 .. 2);
  *  - multiplexing (rotid and classic): 6 single-event sampling groups
  *    on the 4 vPMU slots; each event's samples account for its count
  *    (samples x period, exactly), and its share of the samples is within
- *    5 points of its share of the running time: samples follow the
+ *    3 points of its share of the running time: samples follow the
  *    count, and the count follows running time as far as the guest's
- *    system call rate is steady (0.4 .. 3.6 points measured under TCG on
- *    a loaded host, both policies).
+ *    system call rate is steady (largest gap 0.2 .. 1.3 points per run
+ *    over 6 boots under TCG on a loaded host, both policies).
  *
  * Not the stock reference: the same attr on the module's PMU through
  * perf_event_open() (vpmu.c) gave one sample per call (8191 samples of
@@ -41,17 +47,28 @@
 #define PAGES		64
 #define NR_MUX		6
 
-static int getppid_loop(void *n)
+struct work {
+	unsigned long calls;	/* this many getppid() calls, */
+	uint64_t ns;		/* or calls for this long (CLOCK_MONOTONIC) */
+};
+
+static int getppid_loop(void *arg)
 {
-	for (unsigned long i = 0; i < (unsigned long)n; i++)
+	const struct work *w = arg;
+	uint64_t end = w->ns ? ts_ns(CLOCK_MONOTONIC) + w->ns : 0;
+
+	for (unsigned long i = 0; w->ns || i < w->calls; i++) {
 		syscall(SYS_getppid);
+		if (w->ns && i % 64 == 63 && ts_ns(CLOCK_MONOTONIC) >= end)
+			break;
+	}
 	return 0;
 }
 
-/* A child making @n getppid() calls once told to (child_go()). */
-static pid_t spawn(unsigned long n, int *go)
+/* A child running @w once told to (child_go()). */
+static pid_t spawn(struct work *w, int *go)
 {
-	return fork_waiting(getppid_loop, (void *)n, go);
+	return fork_waiting(getppid_loop, w, go);
 }
 
 /* @stock: the sys_enter tracepoint event instead of the vPMU's. */
@@ -68,17 +85,20 @@ static void vattr(struct perf_event_attr *a, int freq, __u64 v, int stock)
 	 * tracepoint event of fixed period samples every event (period 1,
 	 * perf_swevent_event()).
 	 */
-	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 (stock ? 0 : PERF_SAMPLE_PERIOD);
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
 			 PERF_FORMAT_TOTAL_TIME_RUNNING;
 }
+
+#define MAX_TIMES	8192
 
 struct sampler {
 	int fd;
 	void *map;
 	unsigned long samples;
 	uint64_t period_sum;
+	uint64_t time[MAX_TIMES];	/* of the first MAX_TIMES samples */
 };
 
 static int sampler_open(int dev, struct perf_event_attr *a, pid_t pid,
@@ -95,6 +115,15 @@ static int sampler_open(int dev, struct perf_event_attr *a, pid_t pid,
 	return s->map == MAP_FAILED ? -1 : 0;
 }
 
+static uint64_t rb_u64(const uint8_t *data, uint64_t size, uint64_t pos)
+{
+	uint64_t v;
+
+	for (int i = 0; i < 8; i++)
+		((uint8_t *)&v)[i] = data[(pos + i) % size];
+	return v;
+}
+
 static void sampler_count(struct sampler *s)
 {
 	struct perf_event_mmap_page *pc = s->map;
@@ -105,18 +134,17 @@ static void sampler_count(struct sampler *s)
 
 	for (uint64_t pos = pc->data_tail; pos < head; ) {
 		struct perf_event_header h;
-		uint64_t period;
 
 		memcpy(&h, data + pos % size, sizeof(h));
 		if (h.size < sizeof(h))
 			return;
 		if (h.type == PERF_RECORD_SAMPLE) {
-			/* ip, pid/tid, [period] */
-			for (int i = 0; i < 8; i++)
-				((uint8_t *)&period)[i] = data[(pos + 24 + i) % size];
+			/* ip, pid/tid, time, [period] */
+			if (s->samples < MAX_TIMES)
+				s->time[s->samples] = rb_u64(data, size, pos + 24);
 			s->samples++;
-			if (h.size >= 32)
-				s->period_sum += period;
+			if (h.size >= 40)
+				s->period_sum += rb_u64(data, size, pos + 32);
 		}
 		pos += h.size;
 	}
@@ -158,18 +186,35 @@ FIXTURE_TEARDOWN(vs)
 	close(self->dev);
 }
 
-/* Both backends, one event each, same child. */
-static void like_stock(struct __test_metadata *_metadata, int dev, int freq,
-		       __u64 v, unsigned long calls, double pct)
+/* Samples of @s at or after @t (local_clock(), as both stamp them). */
+static unsigned long samples_from(const struct sampler *s, uint64_t t)
+{
+	unsigned long n = 0;
+
+	for (unsigned long i = 0; i < s->samples && i < MAX_TIMES; i++)
+		n += s->time[i] >= t;
+	return n;
+}
+
+struct round {
+	unsigned long samples[2];	/* stock, pevt */
+	unsigned long late[2];		/* in the second half of stock's */
+	uint64_t run[2];		/* running time, ns */
+	uint64_t periods;		/* pevt's PERIOD sum */
+};
+
+/* Both backends, one event each, same child running @w. */
+static void pair_round(struct __test_metadata *_metadata, int dev, int freq,
+		       __u64 v, struct work *w, struct round *r)
 {
 	struct perf_event_attr a;
-	struct sampler s[2];
+	struct sampler *s = calloc(2, sizeof(*s));
+	uint64_t mid = 0;
 	pid_t pid;
 	int go, st;
 
-	if (sys_enter_id() < 0)
-		SKIP(return, "no raw_syscalls:sys_enter id (tracefs)");
-	pid = spawn(calls, &go);
+	ASSERT_NE(NULL, s);
+	pid = spawn(w, &go);
 	ASSERT_LT(0, pid);
 	vattr(&a, freq, v, 1);
 	ASSERT_EQ(0, sampler_open(-1, &a, pid, &s[0])) TH_LOG("stock: %s", strerror(errno));
@@ -177,46 +222,94 @@ static void like_stock(struct __test_metadata *_metadata, int dev, int freq,
 	ASSERT_EQ(0, sampler_open(dev, &a, pid, &s[1])) TH_LOG("pevt: %s", strerror(errno));
 	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	for (int k = 0; k < 2; k++)
-		sampler_count(&s[k]);
-	{
-		uint64_t r[3] = { 0 };
-		double want;
+	for (int k = 0; k < 2; k++) {
+		uint64_t rd[3] = { 0 };
 
-		ASSERT_EQ(sizeof(r), read(s[1].fd, r, sizeof(r)));
-		want = freq ? v * (double)r[2] / 1e9 : calls / (double)v;
-		TH_LOG("%s %llu: %lu calls in %.1f ms running; samples stock %lu pevt %lu (periods %llu), %.0f expected",
-		       freq ? "freq" : "period", (unsigned long long)v, calls,
-		       r[2] / 1e6, s[0].samples, s[1].samples,
-		       (unsigned long long)s[1].period_sum, want);
-		if (!freq)
-			EXPECT_TRUE(within_pct(s[1].samples, want, pct));
+		sampler_count(&s[k]);
+		ASSERT_EQ(sizeof(rd), read(s[k].fd, rd, sizeof(rd)));
+		r->samples[k] = s[k].samples;
+		r->run[k] = rd[2];
 	}
-	if (!freq) {
-		EXPECT_TRUE(within_pct(s[1].samples, s[0].samples, pct));
-	} else {
-		/*
-		 * Both adapt the period: stock at its tick, pevt at each
-		 * overflow.  Both stay below sample_freq x running time
-		 * (1025 asked: stock 91 .. 199, pevt 214 .. 257 measured);
-		 * only the same order of magnitude is checked.
-		 */
-		EXPECT_LT(10, s[1].samples);
-		EXPECT_LE(s[1].samples, 3 * s[0].samples + 30);
-		EXPECT_LE(s[0].samples, 3 * s[1].samples + 30);
-	}
-	for (int k = 0; k < 2; k++)
+	if (s[0].samples && s[0].samples <= MAX_TIMES)
+		mid = s[0].time[0] +
+		      (s[0].time[s[0].samples - 1] - s[0].time[0]) / 2;
+	for (int k = 0; k < 2; k++) {
+		r->late[k] = samples_from(&s[k], mid);
 		sampler_close(&s[k]);
+	}
+	r->periods = s[1].period_sum;
+	free(s);
 }
 
 TEST_F_TIMEOUT(vs, period_like_stock, 120)
 {
-	like_stock(_metadata, self->dev, 0, 50, 20000, 2.0);
+	struct work w = { .calls = 20000 };
+	double want = w.calls / 50.0;
+	struct round r;
+
+	if (sys_enter_id() < 0)
+		SKIP(return, "no raw_syscalls:sys_enter id (tracefs)");
+	pair_round(_metadata, self->dev, 0, 50, &w, &r);
+	TH_LOG("period 50: %lu calls in %.1f ms running; samples stock %lu pevt %lu (periods %llu), %.0f expected",
+	       w.calls, r.run[1] / 1e6, r.samples[0], r.samples[1],
+	       (unsigned long long)r.periods, want);
+	EXPECT_TRUE(within_pct(r.samples[1], want, 2.0));
+	EXPECT_TRUE(within_pct(r.samples[1], r.samples[0], 2.0));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define FREQ_ROUNDS	5
+#define FREQ_HZ		1000
+
+/*
+ * Median over FREQ_ROUNDS of pevt's samples over stock's, both sampling
+ * the same calls of the same child at the same time, counted in the
+ * second half (by sample time) of stock's samples: a ratio of rates over
+ * the same interval, whatever the host's load made of it.  The first
+ * half holds the period's ramp from 1, chaotic on both: it overshoots by
+ * up to 100x (a rate from the last few calls), then comes down by 1/8 a
+ * tick (~250 ms under TCG); stock took 7 to 160 samples for the same
+ * 60000 calls in 0.2 .. 0.6 s, and pevt, doing the same, as few or as
+ * many in a given round but not always the same.  So each child calls
+ * for 1.2 s; whole-run counts are logged.
+ */
+static void freq_rounds(struct __test_metadata *_metadata, int dev,
+			struct work *w)
+{
+	double ratio[FREQ_ROUNDS];
+
+	if (sys_enter_id() < 0)
+		SKIP(return, "no raw_syscalls:sys_enter id (tracefs)");
+	for (int i = 0; i < FREQ_ROUNDS; i++) {
+		struct round r;
+
+		pair_round(_metadata, dev, 1, FREQ_HZ, w, &r);
+		ASSERT_LT(0, r.late[0]);
+		ASSERT_LT(0, r.samples[1]);
+		ratio[i] = (double)r.late[1] / r.late[0];
+		TH_LOG("freq %d round %d: stock %lu samples in %.1f ms (%lu late), pevt %lu in %.1f ms (%lu late); late ratio %.3f, all %.3f",
+		       FREQ_HZ, i, r.samples[0],
+		       r.run[0] / 1e6, r.late[0], r.samples[1],
+		       r.run[1] / 1e6, r.late[1], ratio[i],
+		       (double)r.samples[1] / r.samples[0]);
+	}
+	qsort(ratio, FREQ_ROUNDS, sizeof(ratio[0]), cmp_double);
+	TH_LOG("median late ratio pevt/stock %.3f", ratio[FREQ_ROUNDS / 2]);
+	EXPECT_LE(ratio[FREQ_ROUNDS / 2], 1.10);
+	EXPECT_GE(ratio[FREQ_ROUNDS / 2], 0.90);
 }
 
 TEST_F_TIMEOUT(vs, freq_like_stock, 120)
 {
-	like_stock(_metadata, self->dev, 1, 500, 200000, 0);
+	struct work w = { .ns = 1200 * NSEC_PER_MSEC };
+
+	freq_rounds(_metadata, self->dev, &w);
 }
 
 static void mux_shares(struct __test_metadata *_metadata, int dev,
@@ -224,13 +317,14 @@ static void mux_shares(struct __test_metadata *_metadata, int dev,
 {
 	struct sampler s[NR_MUX];
 	struct perf_event_attr a;
+	struct work w = { .calls = 120000 };
 	uint64_t run[NR_MUX], cnt[NR_MUX], rsum = 0, ssum = 0;
 	pid_t pid;
 	int go, st;
 
 	if (write_str(POLICY_PATH, policy))
 		SKIP(return, "no policy parameter");
-	pid = spawn(120000, &go);
+	pid = spawn(&w, &go);
 	ASSERT_LT(0, pid);
 	vattr(&a, 0, 20, 0);
 	for (int i = 0; i < NR_MUX; i++) {
@@ -269,12 +363,12 @@ static void mux_shares(struct __test_metadata *_metadata, int dev,
 
 TEST_F_TIMEOUT(vs, rotid_shares, 120)
 {
-	mux_shares(_metadata, self->dev, "rotid", 5.0);
+	mux_shares(_metadata, self->dev, "rotid", 3.0);
 }
 
 TEST_F_TIMEOUT(vs, classic_shares, 120)
 {
-	mux_shares(_metadata, self->dev, "classic", 5.0);
+	mux_shares(_metadata, self->dev, "classic", 3.0);
 }
 
 TEST_HARNESS_MAIN
