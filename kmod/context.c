@@ -17,13 +17,14 @@
  *    Documentation/security.md).
  * With no task context the switch hook returns at once.
  *
- * Where time starts and stops: perf schedules a task's events out in
- * prepare_task_switch() (pevt: sched_switch, a few instructions earlier:
- * same) and in from finish_task_switch(), after switch_mm()/switch_to().
- * pevt schedules in at sched_switch, before them, and then restarts the
- * context's time at perf's own sched-in point, from a kernel counter perf
- * schedules in there (swin.c): the switch-in path is not counted, as in
- * perf.
+ * Where time starts and stops differs slightly from perf: perf schedules a
+ * task's events out in prepare_task_switch() (pevt: sched_switch, a few
+ * instructions earlier: same) and in from finish_task_switch(), after
+ * switch_mm()/switch_to(); pevt schedules in at sched_switch, before them,
+ * so a task's clocks include its switch-in path.  Measured under TCG:
+ * < 0.5% for a busy task, ~+20% for a task doing nothing but pipe
+ * ping-pong (40000 switches).  No hook after switch_to() is available to
+ * a module without text patching (preempt notifiers only for current).
  */
 #include <linux/cpuhotplug.h>
 #include <linux/hashtable.h>
@@ -106,7 +107,6 @@ void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx
  */
 void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx)
 {
-	ctx->swin_armed = false;
 	pevt_update_context_time(ctx);
 	ctx_sched_out(ctx, PEVT_EVENT_ALL);
 	ctx->active_cpu = -1;
@@ -138,11 +138,8 @@ noinline void pevt_ctx_sched_switch(struct task_struct *next)
 	ctx = task_ctx_lookup(next);
 	if (ctx) {
 		raw_spin_lock(&ctx->lock);
-		if (!ctx->dead && ctx->active_cpu < 0) {
+		if (!ctx->dead && ctx->active_cpu < 0)
 			ctx_task_sched_in(cpuctx, ctx);
-			/* Time restarts at perf's sched-in (swin.c). */
-			ctx->swin_armed = !!READ_ONCE(ctx->swin);
-		}
 		raw_spin_unlock(&ctx->lock);
 	}
 	rcu_read_unlock();
@@ -319,7 +316,6 @@ struct pevt_context *ctx_get_task(struct task_struct *task)
 
 	smp_mb();	/* hash entry visible before we read task_cpu() */
 	smp_call_function_single(task_cpu(task), ctx_task_activate_ipi, ctx, 1);
-	pevt_swin_attach(ctx);
 	return ctx;
 
 err_tp:
@@ -368,7 +364,6 @@ void ctx_put(struct pevt_context *ctx)
 	pevt_nr_task_ctx--;
 	mutex_unlock(&pevt_task_mutex);
 
-	pevt_swin_detach(ctx);
 	put_task_struct(task);
 	/* A probe may still hold a pointer from its RCU hash walk. */
 	kfree_rcu(ctx, rcu);
@@ -430,7 +425,7 @@ int pevt_context_init(void)
 	if (ret < 0)
 		return ret;
 	pevt_cpuhp_state = ret;
-	return pevt_swin_init();
+	return 0;
 }
 
 /**
@@ -441,7 +436,6 @@ int pevt_context_init(void)
  */
 void pevt_context_exit(void)
 {
-	pevt_swin_exit();
 	cpuhp_remove_state(pevt_cpuhp_state);
 	WARN_ON_ONCE(pevt_nr_task_ctx);
 }

@@ -227,11 +227,6 @@ struct pevt_context {
 	struct callback_head	exit_work;	/* folds them at task exit */
 	struct callback_head	exec_work;	/* enable_on_exec */
 	bool			exec_queued;	/* exec_work pending (ctx->lock) */
-
-	/* swin.c: task contexts only */
-	struct perf_event	*swin;		/* perf's switch-in point, or NULL */
-	bool			swin_armed;	/* scheduled in at sched_switch,
-						 * perf's sched-in not seen yet */
 };
 
 /**
@@ -311,12 +306,6 @@ struct pevt_context *ctx_find_task_get(struct task_struct *task,
 				       bool (*want)(struct pevt_context *ctx),
 				       bool get);
 void ctx_put(struct pevt_context *ctx);
-
-/* swin.c */
-void pevt_swin_attach(struct pevt_context *ctx);
-void pevt_swin_detach(struct pevt_context *ctx);
-int pevt_swin_init(void);
-void pevt_swin_exit(void);
 void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 int pevt_context_init(void);
