@@ -62,12 +62,16 @@ atomic_t pevt_inherit_failed = ATOMIC_INIT(0);
  * pevt_inherit_check_attr() - what pevt takes of the inherit family.
  * @attr: the attr being opened
  *
- * Return: 0, -EINVAL as perf for inherit_thread or remove_on_exec
- * without inherit, -EOPNOTSUPP for what is not implemented.
+ * Return: 0, -EINVAL as perf_copy_attr() (6.1 and 6.12) for
+ * inherit_thread without inherit and for remove_on_exec with
+ * enable_on_exec, -EOPNOTSUPP for what is not implemented (inherit_stat,
+ * remove_on_exec, with or without inherit: perf takes both).
  */
 int pevt_inherit_check_attr(const struct perf_event_attr *attr)
 {
-	if ((attr->inherit_thread || attr->remove_on_exec) && !attr->inherit)
+	if (attr->inherit_thread && !attr->inherit)
+		return -EINVAL;
+	if (attr->remove_on_exec && attr->enable_on_exec)
 		return -EINVAL;
 	if (attr->inherit_stat || attr->remove_on_exec)
 		return -EOPNOTSUPP;

@@ -481,6 +481,19 @@ static void set_roe(struct perf_event_attr *a)
 	a->remove_on_exec = 1;
 }
 
+static void set_roe_alone(struct perf_event_attr *a)
+{
+	a->remove_on_exec = 1;
+}
+
+static void set_roe_on_exec(struct perf_event_attr *a)
+{
+	a->inherit = 1;
+	a->disabled = 1;
+	a->remove_on_exec = 1;
+	a->enable_on_exec = 1;
+}
+
 static void set_sample_read(struct perf_event_attr *a)
 {
 	a->inherit = 1;
@@ -501,6 +514,9 @@ TEST(errnos)
 		{ "inherit_thread without inherit", EINVAL, 1, set_thread_only, 0 },
 		{ "inherit_stat", EOPNOTSUPP, 0, set_stat, 0 },
 		{ "remove_on_exec", EOPNOTSUPP, 0, set_roe, 0 },
+		/* perf takes it without inherit: not implemented either */
+		{ "remove_on_exec without inherit", EOPNOTSUPP, 0, set_roe_alone, 0 },
+		{ "remove_on_exec + enable_on_exec", EINVAL, 1, set_roe_on_exec, 0 },
 		{ "inherit with PERF_SAMPLE_READ", EINVAL, 1, set_sample_read, 0 },
 		{ "SET_OUTPUT of inherit, cpu -1", EINVAL, 0, set_setout, 2 },
 	};
