@@ -68,6 +68,7 @@ struct drain {
 	/* DRAIN_URING */
 	struct io_uring ring;
 	bool ring_up, fixed_file, fixed_bufs;
+	int buf_err;			/* why the ring pages are not registered */
 	int unsubmitted;
 	/* DRAIN_THREADS */
 	int efd;
@@ -179,7 +180,8 @@ static int uring_setup(struct drain *d, struct pevt_mmap **maps)
 		iov[i].iov_len = pevt_mmap__data_size(maps[i]);
 	}
 	/* Pins the ring pages; a kernel may refuse special mappings: writev then. */
-	d->fixed_bufs = !io_uring_register_buffers(&d->ring, iov, d->nr);
+	d->buf_err = io_uring_register_buffers(&d->ring, iov, d->nr);
+	d->fixed_bufs = !d->buf_err;
 	free(iov);
 	return 0;
 }
@@ -291,8 +293,9 @@ struct drain *drain__new(enum drain_kind kind, struct pevt_data_writer *w, int f
 	if (kind == DRAIN_URING) {
 		ret = uring_setup(d, maps);
 		if (!ret)
-			snprintf(d->desc, sizeof(d->desc), "uring (%s buffers, %s file)",
-				 d->fixed_bufs ? "registered" : "unregistered",
+			snprintf(d->desc, sizeof(d->desc), "uring (%s%s, %s file)",
+				 d->fixed_bufs ? "registered buffers" : "buffers not registered: ",
+				 d->fixed_bufs ? "" : strerror(-d->buf_err),
 				 d->fixed_file ? "registered" : "unregistered");
 	} else if (kind == DRAIN_THREADS) {
 		d->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
