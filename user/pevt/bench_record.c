@@ -244,13 +244,13 @@ int bench_record(int argc, char **argv)
 	FILE *jf = NULL;
 
 	while (argc >= 2) {
-		if (is_prefix(argv[0], "calls"))
+		if (is_prefix(*argv, "calls"))
 			n = atol(argv[1]);
-		else if (is_prefix(argv[0], "pages"))
+		else if (is_prefix(*argv, "pages"))
 			snprintf(pages, sizeof(pages), "%s", argv[1]);
-		else if (is_prefix(argv[0], "drains"))
+		else if (is_prefix(*argv, "drains"))
 			snprintf(drains, sizeof(drains), "%s", argv[1]);
-		else if (is_prefix(argv[0], "json"))
+		else if (is_prefix(*argv, "json"))
 			json = argv[1];
 		else
 			return do_bench_record_help(), -1;
