@@ -24,9 +24,14 @@
 # are in flight: perf must read back exactly what pevt counted, rounds
 # intact), kill -9 and a full disk.
 #
-# The pevt backend cases SKIP without /dev/pevt.  Until the pevt backend
-# has its own sideband, COMM/MMAP2/FORK come from a stock dummy tracking
-# event (see Documentation/record.md).
+# --backend pevt tracks with the module's own sideband and inherit: a
+# workload whose child runs a second loop is recorded with both backends;
+# the pevt file has no stock tracking event, samples of both processes,
+# and perf report shows the same DSOs as for the stock file.  On the debug
+# kernel (no kprobes: the module refuses MMAP records) pevt record says so
+# and falls back to a stock tracking event, which is checked there.
+#
+# The pevt backend cases SKIP without /dev/pevt.
 
 n=0
 fails=0
@@ -171,6 +176,50 @@ for b in stock pevt; do
 		notok "$b: raw_syscalls:sys_enter -c 1 (rc $rc, $s samples)"; log w.err
 	fi
 done
+
+# --backend pevt: the module's sideband and inherit, same DSOs as stock.
+TWO="sh -c 'i=0; while [ \$i -lt 6000 ]; do i=\$((i+1)); done; sh -c \"j=0; while [ \\\$j -lt 6000 ]; do j=\\\$((j+1)); done\"'"
+if [ -c /dev/pevt ]; then
+	for b in stock pevt; do
+		eval pevt record --backend $b -e task-clock -F 1000 -o sb-$b.data -- $TWO >w.out 2>w-$b.err
+		rc=$?
+		s=$(summary w-$b.err)
+		got=$(perf script -F pid -i sb-$b.data 2>s.err | sort -u | wc -l)
+		if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ] && [ "$got" -ge 2 ] && quiet s.err; then
+			ok "$b sideband: $s samples in $got processes (inherit), no warning"
+		else
+			notok "$b sideband: rc $rc, $s samples, $got processes"; log w-$b.err s.err
+		fi
+		perf report --stdio -q --sort dso -i sb-$b.data 2>r-$b.err |
+			awk 'NF >= 2 { sub("%", "", $1); print $1, $2 }' >dso-$b
+	done
+	# Every DSO with >= 5% of one file's samples is in the other file.
+	same_dsos() {
+		awk 'NR == FNR { have[$2] = 1; next } $1 + 0 >= 5 && !($2 in have) { bad = 1 }
+		     END { exit bad }' "$1" "$2"
+	}
+	if [ -s dso-pevt ] && same_dsos dso-stock dso-pevt && same_dsos dso-pevt dso-stock &&
+	   quiet r-pevt.err; then
+		ok "pevt sideband: perf report shows the DSOs of the stock file:" $(awk '{ print $2 }' dso-pevt)
+	else
+		notok "pevt sideband: DSOs differ"; log dso-stock dso-pevt r-pevt.err
+	fi
+	nodummy=1
+	perf evlist -i sb-pevt.data 2>/dev/null | grep -q dummy && nodummy=0
+	if grep -q 'cannot write MMAP records' w-pevt.err; then
+		if [ "${PEVT_KERNEL:-}" = debug ] && [ $nodummy = 0 ]; then
+			ok "pevt sideband: no kprobes on the debug kernel: stock tracking event, said so"
+		else
+			notok "pevt sideband: fell back to a stock tracking event on ${PEVT_KERNEL:-?}"; log w-pevt.err
+		fi
+	elif [ $nodummy = 1 ] && [ "${PEVT_KERNEL:-}" != debug ]; then
+		ok "pevt sideband: COMM/MMAP2/FORK/EXIT from the module, no stock tracking event"
+	else
+		notok "pevt sideband: dummy event without a message, or no fallback on debug"; log w-pevt.err
+	fi
+else
+	skip "pevt sideband" "no /dev/pevt"
+fi
 
 # -z on the pevt backend (stock if there is no /dev/pevt).
 b=stock

@@ -146,6 +146,7 @@ struct record {
 	ZSTD_CStream *zcs;		/* -z */
 	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
 	uint64_t raw_bytes, comp_bytes;
+	bool stock_tracking;		/* pevt backend: sideband from a stock event */
 	bool done;			/* SIGINT/SIGTERM came */
 	int signr;
 };
@@ -910,8 +911,9 @@ static bool is_tracepoint(const struct perf_event_attr *a)
  * The attr of every event: the sampling setup of perf record
  * (evsel__config()): IP, TID, TIME, PERIOD (+CPU CPU-wide, +CALLCHAIN with
  * -g, +IDENTIFIER with several events), ids, sample_id_all; the first
- * event tracks COMM/MMAP2/FORK/EXIT unless the backend needs a separate
- * stock tracking event.
+ * event tracks COMM/MMAP2/FORK/EXIT, on the pevt backend too (the
+ * module's sideband) unless r->stock_tracking asks for a separate stock
+ * tracking event (a module that cannot write MMAP records).
  */
 static int setup_events(struct record *r)
 {
@@ -922,7 +924,7 @@ static int setup_events(struct record *r)
 		      PERF_SAMPLE_PERIOD;
 
 	/* pevt buffers cannot take stock records: track with a stock event. */
-	extra = o->backend == PEVT_BACKEND_DEVICE;
+	extra = o->backend == PEVT_BACKEND_DEVICE && r->stock_tracking;
 	r->nr_events = n + extra;
 	r->events = calloc(r->nr_events, sizeof(*r->events));
 	if (!r->events)
@@ -965,19 +967,12 @@ static int setup_events(struct record *r)
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
-		if (e->backend == PEVT_BACKEND_DEVICE) {
-			/*
-			 * /dev/pevt has no inherit, enable_on_exec or RAW yet:
-			 * the workload's first task only, enabled just before
-			 * its exec; tracepoint samples without their fields.
-			 */
-			a->inherit = 0;
-			a->enable_on_exec = 0;
-		} else {
+		/* /dev/pevt has no RAW yet: tracepoint samples without their fields. */
+		if (e->backend != PEVT_BACKEND_DEVICE)
 			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
-			a->inherit = task && !o->no_inherit;
-			a->enable_on_exec = !!o->argv && task;
-		}
+		/* The module's inherit and enable_on_exec (Documentation/inherit.md). */
+		a->inherit = task && !o->no_inherit;
+		a->enable_on_exec = !!o->argv && task;
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
@@ -1047,6 +1042,12 @@ retry:
 					pevt_evsel__delete(ev);
 					e->ids[k] = 0;
 					continue;
+				}
+				if ((ret == -EOPNOTSUPP || ret == -ENOENT) && e->attr.mmap &&
+				    e->backend == PEVT_BACKEND_DEVICE) {
+					/* No MMAP records from this module (no kprobes): the caller falls back. */
+					pevt_evsel__delete(ev);
+					return -EPROTONOSUPPORT;
 				}
 				if (ret < 0) {
 					pevt_evsel__delete(ev);
@@ -1558,7 +1559,24 @@ int do_record(int argc, char **argv)
 		r.threads[0] = r.child;
 		r.nr_threads = 1;
 	}
-	if (setup_events(&r) || open_events(&r))
+	ret = setup_events(&r);
+	if (!ret)
+		ret = open_events(&r);
+	if (ret == -EPROTONOSUPPORT) {
+		/* Debug kernel: no kprobe on perf_event_mmap(), so no MMAP from pevt. */
+		if (!o.quiet)
+			p_info("/dev/pevt cannot write MMAP records on this kernel (no kprobes):"
+			       " COMM/MMAP2/FORK/EXIT come from a stock tracking event");
+		close_events(&r);
+		r.events = NULL;
+		r.bufs = NULL;
+		r.nr_events = r.nr_bufs = 0;
+		r.stock_tracking = true;
+		ret = setup_events(&r);
+		if (!ret)
+			ret = open_events(&r);
+	}
+	if (ret)
 		goto out;
 	if (open_output(&r))
 		goto out;
