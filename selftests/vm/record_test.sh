@@ -178,7 +178,7 @@ for b in stock pevt; do
 done
 
 # --backend pevt: the module's sideband and inherit, same DSOs as stock.
-TWO="sh -c 'i=0; while [ \$i -lt 6000 ]; do i=\$((i+1)); done; sh -c \"j=0; while [ \\\$j -lt 6000 ]; do j=\\\$((j+1)); done\"'"
+TWO="sh -c 'i=0; while [ \$i -lt 6000 ]; do i=\$((i+1)); done; sh -c \"j=0; while [ \\\$j -lt 6000 ]; do j=\\\$((j+1)); done\" & wait'"
 if [ -c /dev/pevt ]; then
 	for b in stock pevt; do
 		eval pevt record --backend $b -e task-clock -F 1000 -o sb-$b.data -- $TWO >w.out 2>w-$b.err
@@ -200,7 +200,7 @@ if [ -c /dev/pevt ]; then
 	}
 	if [ -s dso-pevt ] && same_dsos dso-stock dso-pevt && same_dsos dso-pevt dso-stock &&
 	   quiet r-pevt.err; then
-		ok "pevt sideband: perf report shows the DSOs of the stock file:" $(awk '{ print $2 }' dso-pevt)
+		ok "pevt sideband: perf report shows the DSOs of the stock file: $(awk '{ printf "%s ", $2 }' dso-pevt)"
 	else
 		notok "pevt sideband: DSOs differ"; log dso-stock dso-pevt r-pevt.err
 	fi
@@ -235,23 +235,29 @@ else
 	notok "$b -z: rc $rc, pevt $s samples, perf script $got"; log w.err s.err
 fi
 
-# Every drain: small buffers under back-pressure (stock backend; uring on
-# /dev/pevt's buffers too).
+# Every drain: small buffers under back-pressure (stock backend; write and
+# uring on /dev/pevt's buffers too).
 for d in write uring threads; do
 	for b in stock pevt; do
-		[ $b = pevt ] && { [ $d != uring ] || [ ! -c /dev/pevt ]; } && continue
+		[ $b = pevt ] && { [ $d = threads ] || [ ! -c /dev/pevt ]; } && continue
 		pevt record --drain=$d --backend $b -e raw_syscalls:sys_enter -c 1 -m 1 -o d.data -- \
 			pevt bench record-loop 20000 /dev/null >w.out 2>w.err
 		rc=$?
 		s=$(summary w.err)
 		l=$(sed -n 's/.*samples, \([0-9]*\) lost) ]$/\1/p' w.err | tail -n1)
 		got=$(perf script -F tid,time -i d.data 2>s.err | wc -l)
-		if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 1000 ] && [ "$got" = "$s" ] && quiet_lost s.err; then
-			ok "--drain=$d $b -m 1: perf script shows the $s samples ($l lost), no other warning"
+		if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 100 ] && [ "$got" = "$s" ] && quiet_lost s.err; then
+			ok "--drain=$d $b -m 1: perf script shows the $s samples ($l lost), no other warning; $(sed -n 's/.*pevt record: drain \(.*\) ]$/\1/p' w.err)"
 		else
 			notok "--drain=$d $b -m 1: rc $rc, pevt $s samples, perf script $got"; log w.err s.err
 		fi
 		[ "$LIGHT" = 1 ] && continue
+		if [ $b = pevt ]; then
+			# Debian's perf 6.1 `report -D` segfaults on these files
+			# (tracepoint samples without RAW), whatever the drain.
+			skip "--drain=$d $b -m 1: round guarantee" "perf report -D segfaults on pevt tracepoint files"
+			continue
+		fi
 		set -- $(rounds_bad "-i d.data")
 		if [ "$1" = 0 ] && [ "$2" -gt 1 ]; then
 			ok "--drain=$d $b -m 1: $2 rounds, no record older than the round before last"

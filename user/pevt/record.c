@@ -970,9 +970,16 @@ static int setup_events(struct record *r)
 		/* /dev/pevt has no RAW yet: tracepoint samples without their fields. */
 		if (e->backend != PEVT_BACKEND_DEVICE)
 			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
-		/* The module's inherit and enable_on_exec (Documentation/inherit.md). */
+		/*
+		 * The module's inherit (Documentation/inherit.md).  Not its
+		 * enable_on_exec: the module enables at sched_process_exec,
+		 * after the exec wrote its COMM and mapped the program, so the
+		 * workload's first MMAP2 and COMM would be missed (its samples
+		 * "[unknown]" in perf report).  pevt events are enabled just
+		 * before the workload's exec instead.
+		 */
 		a->inherit = task && !o->no_inherit;
-		a->enable_on_exec = !!o->argv && task;
+		a->enable_on_exec = !!o->argv && task && e->backend != PEVT_BACKEND_DEVICE;
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
