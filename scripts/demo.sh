@@ -26,8 +26,8 @@ show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
 cmd="export PEVT_PROGRESS=$show; $(step bench-clock "pevt bench clock json /tmp/clock.json")"
 cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
-# The record table: perf record vs pevt record's drains (small: 50000 calls).
-cmd+="; $(step bench-record "pevt bench record calls 50000 json /tmp/record.json")"
+# The record table: perf record vs pevt record (small: 50000 calls, 2 drains).
+cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring json /tmp/record.json")"
 cmd+="; $(put clock.json); $(put output.json); $(put fairness.json); $(put fairness.dat)"
 cmd+="; $(put record.json)"
 export PEVT_STEPS="bench-clock bench-output bench-fairness bench-record"
