@@ -12,9 +12,11 @@
  * everything older than the previous round's newest record).
  *
  * A buffer is written straight from the mapping: [tail, head) is one or
- * two iovecs, and data_tail is stored only after the write returned.  The
- * header's data.size is rewritten after every round, so the file is
- * readable up to the last complete round whatever happens next.
+ * two iovecs handed to the drain (--drain, record_drain.c: pwritev() in
+ * the pass, io_uring, or a thread per buffer), and data_tail is stored
+ * only once the bytes are on file.  The header's data.size is rewritten
+ * after every round whose bytes all completed, so the file is readable up
+ * to the last complete round whatever happens next.
  *
  * The file format itself is libpevt's data writer (data_writer.c).
  */
