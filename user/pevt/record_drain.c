@@ -381,9 +381,11 @@ static uint64_t pop_completed(struct drain *d)
 
 		while (b->head != b->tail) {
 			struct drain_io *io = &b->q[b->head % DRAIN_QLEN];
+			/* res is the writer's until done is set (release/acquire). */
+			int done = __atomic_load_n(&io->done, __ATOMIC_ACQUIRE);
 
-			if (!__atomic_load_n(&io->done, __ATOMIC_ACQUIRE) || io->res) {
-				if (io->res && !d->err) {
+			if (!done || io->res) {
+				if (done && !d->err) {
 					d->err = io->res;
 					pevt_data_writer__set_error(d->w, io->res, "data");
 				}
