@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make demo: build, boot each stock kernel in QEMU, load pevt.ko and run the
-# A/B benchmarks there (clock, ring-buffer output, rotation fairness); print
+# A/B benchmarks there (clock, ring-buffer output, rotation fairness,
+# perf record vs pevt record); print
 # their tables as each one is printed in the guest, keep their JSON under
 # build/demo/<kernel>/ and plot the fairness figures
 # (build/demo/fairness-<kernel>.svg).
@@ -25,8 +26,11 @@ show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
 cmd="export PEVT_PROGRESS=$show; $(step bench-clock "pevt bench clock json /tmp/clock.json")"
 cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
+# The record table: perf record vs pevt record (small: 50000 calls, 2 drains).
+cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring json /tmp/record.json")"
 cmd+="; $(put clock.json); $(put output.json); $(put fairness.json); $(put fairness.dat)"
-export PEVT_STEPS="bench-clock bench-output bench-fairness"
+cmd+="; $(put record.json)"
+export PEVT_STEPS="bench-clock bench-output bench-fairness bench-record"
 kernels=(${PEVT_KERNELS:-6.1 6.12})
 t0=$(date +%s) n=0
 awki=awk

@@ -872,7 +872,19 @@ static int write_user_record(struct pevt_data_writer *w, uint32_t type)
 	return pevt_data_writer__write(w, &h, sizeof(h));
 }
 
-int pevt_data_writer__round(struct pevt_data_writer *w)
+int pevt_data_writer__reserve(struct pevt_data_writer *w, size_t len, uint64_t *off)
+{
+	if (!w || !w->started || w->pipe || (len & 7))
+		return libpevt_err(-EINVAL);
+	if (w->err)
+		return libpevt_err(w->err);
+	*off = w->data_offset + w->data_size;
+	w->data_size += len;
+	w->bytes += len;
+	return 0;
+}
+
+int pevt_data_writer__round_mark(struct pevt_data_writer *w, uint64_t *end)
 {
 	int ret;
 
@@ -880,18 +892,43 @@ int pevt_data_writer__round(struct pevt_data_writer *w)
 		return libpevt_err(-EINVAL);
 	if (w->err)
 		return libpevt_err(w->err);
+	*end = 0;
 	if (w->data_size == w->round_start)
 		return 0;
 	ret = write_user_record(w, PERF_RECORD_FINISHED_ROUND);
 	if (ret)
 		return ret;
 	w->round_start = w->data_size;
-	w->committed = w->data_size;
+	*end = w->data_offset + w->data_size;
+	return 1;
+}
+
+int pevt_data_writer__commit(struct pevt_data_writer *w, uint64_t end)
+{
+	if (!w || !w->started || end < w->data_offset ||
+	    end > w->data_offset + w->data_size)
+		return libpevt_err(-EINVAL);
+	if (w->err)
+		return libpevt_err(w->err);
+	w->committed = end - w->data_offset;
 	if (w->pipe)
 		return 0;
 	/* The file is readable up to here from now on. */
 	return dw_pwrite(w, &w->committed, sizeof(w->committed),
 			 offsetof(struct perf_file_header, data.size), "file header");
+}
+
+int pevt_data_writer__set_error(struct pevt_data_writer *w, int err, const char *what)
+{
+	return dw_fail(w, err, what);
+}
+
+int pevt_data_writer__round(struct pevt_data_writer *w)
+{
+	uint64_t end;
+	int ret = pevt_data_writer__round_mark(w, &end);
+
+	return ret <= 0 ? ret : pevt_data_writer__commit(w, end);
 }
 
 int pevt_data_writer__finished_init(struct pevt_data_writer *w)

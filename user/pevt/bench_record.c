@@ -32,12 +32,16 @@ struct rec_row {
 	char name[64];
 	char cmd[512];
 	bool seq;			/* samples carry the sequence number */
+	bool perf;			/* a Debian perf row */
+	int pages;
 	/* results */
 	int status;
 	uint64_t kept, distinct, dups, lost;
 	uint64_t bytes;
 	double wall, cpu;
 };
+
+#define MAX_ROWS	48
 
 static double tv_s(struct timeval tv)
 {
@@ -166,6 +170,47 @@ static void run_row(struct rec_row *r, int idx, long n, const char *dir)
 		p_info("could not remove %s", file);
 }
 
+/* perf's best mode at @pages: the fewest lost among the rows that ran. */
+static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int pages)
+{
+	const struct rec_row *b = NULL;
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		const struct rec_row *r = &rows[i];
+
+		if (r->perf && r->pages == pages && !r->status && (!b || r->lost < b->lost))
+			b = r;
+	}
+	return b;
+}
+
+/* a / b, with 0 / 0 = 0 and x / 0 = inf. */
+static double ratio(double a, double b)
+{
+	return b ? a / b : a ? 1.0 / 0.0 : 0;
+}
+
+/*
+ * The issue's targets as ratios to perf's best mode at the same -m:
+ * loss (0 at -m 16, <= 0.2 x perf's at -m 1) and recorder CPU time (<= 1).
+ */
+static void print_ratios(const struct rec_row *rows, int nr)
+{
+	int i;
+
+	printf("\n%-22s %-22s %12s %12s\n", "pevt row", "perf's best mode", "lost ratio",
+	       "cpu ratio");
+	for (i = 0; i < nr; i++) {
+		const struct rec_row *r = &rows[i], *b;
+
+		if (r->perf || r->status || !(b = best_perf(rows, nr, r->pages)))
+			continue;
+		printf("%-22s %-22s %12.3f %12.3f\n", r->name, b->name,
+		       ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
+	}
+}
+
 static const char *cpuf_of(const char *dir)
 {
 	static char path[256];
@@ -177,30 +222,35 @@ static const char *cpuf_of(const char *dir)
 static int do_bench_record_help(void)
 {
 	fprintf(stderr,
-		"Usage: %s bench record [calls N] [pages P[,P...]] [json FILE]\n"
+		"Usage: %s bench record [calls N] [pages P[,P...]] [drains D[,D...]] [json FILE]\n"
 		"\n"
 		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
 		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
-		"(--backend stock, and pevt when /dev/pevt exists), for each P\n"
-		"(default 1,16).  Documentation/record.md\n", bin_name);
+		"(--backend stock, and pevt when /dev/pevt exists) with each --drain D\n"
+		"(default write,uring,threads), for each P (default 1,16); then each pevt\n"
+		"row's loss and CPU time as ratios to perf's best mode at the same P.\n"
+		"Documentation/record.md\n", bin_name);
 	return 0;
 }
 
 int bench_record(int argc, char **argv)
 {
-	char pages[64] = "1,16", *tok, *save = NULL, dir[] = "/tmp/pevt-bench-record.XXXXXX";
+	char pages[64] = "1,16", drains[64] = "write,uring,threads", *tok, *save = NULL;
+	char dir[] = "/tmp/pevt-bench-record.XXXXXX";
 	const char *json = NULL;
-	struct rec_row rows[32];
+	struct rec_row rows[MAX_ROWS];
 	long n = 200000;
 	int nr = 0, i;
 	FILE *jf = NULL;
 
 	while (argc >= 2) {
-		if (!strcmp(argv[0], "calls"))
+		if (is_prefix(*argv, "calls"))
 			n = atol(argv[1]);
-		else if (!strcmp(argv[0], "pages"))
+		else if (is_prefix(*argv, "pages"))
 			snprintf(pages, sizeof(pages), "%s", argv[1]);
-		else if (!strcmp(argv[0], "json"))
+		else if (is_prefix(*argv, "drains"))
+			snprintf(drains, sizeof(drains), "%s", argv[1]);
+		else if (is_prefix(*argv, "json"))
 			json = argv[1];
 		else
 			return do_bench_record_help(), -1;
@@ -217,11 +267,12 @@ int bench_record(int argc, char **argv)
 		p_err("mkdtemp: %s", strerror(errno));
 		return -1;
 	}
-	for (tok = strtok_r(pages, ",", &save); tok && nr < 27; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(pages, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		static const char *const perf_modes[] = { "", " --aio", " --threads" };
+		char dl[64], *dtok, *dsave = NULL;
 		int m = atoi(tok), k;
 
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < 3 && nr < MAX_ROWS; k++) {
 			struct rec_row *r = &rows[nr++];
 
 			memset(r, 0, sizeof(*r));
@@ -229,20 +280,27 @@ int bench_record(int argc, char **argv)
 			snprintf(r->cmd, sizeof(r->cmd),
 				 "perf record -q -e raw_syscalls:sys_enter -c 1 -m %d%s", m, perf_modes[k]);
 			r->seq = true;
+			r->perf = true;
+			r->pages = m;
 		}
-		memset(&rows[nr], 0, sizeof(rows[nr]));
-		snprintf(rows[nr].name, sizeof(rows[nr].name), "pevt stock -m %d", m);
-		snprintf(rows[nr].cmd, sizeof(rows[nr].cmd),
-			 "/proc/%d/exe record -q --backend stock -e raw_syscalls:sys_enter -c 1 -m %d",
-			 (int)getpid(), m);
-		rows[nr++].seq = true;
-		if (!access("/dev/pevt", F_OK)) {
-			memset(&rows[nr], 0, sizeof(rows[nr]));
-			snprintf(rows[nr].name, sizeof(rows[nr].name), "pevt pevt -m %d", m);
-			snprintf(rows[nr].cmd, sizeof(rows[nr].cmd),
-				 "/proc/%d/exe record -q --backend pevt -e raw_syscalls:sys_enter -c 1 -m %d",
-				 (int)getpid(), m);
-			rows[nr++].seq = false;
+		snprintf(dl, sizeof(dl), "%s", drains);
+		for (dtok = strtok_r(dl, ",", &dsave); dtok; dtok = strtok_r(NULL, ",", &dsave)) {
+			for (k = 0; k < 2 && nr < MAX_ROWS; k++) {
+				struct rec_row *r = &rows[nr];
+
+				/* The pevt backend has no PERF_SAMPLE_RAW: samples only. */
+				if (k == 1 && access("/dev/pevt", F_OK))
+					continue;
+				memset(r, 0, sizeof(*r));
+				snprintf(r->name, sizeof(r->name), "pevt %s %s -m %d",
+					 k ? "pevt" : "stock", dtok, m);
+				snprintf(r->cmd, sizeof(r->cmd),
+					 "/proc/%d/exe record -q --backend %s --drain=%s -e raw_syscalls:sys_enter -c 1 -m %d",
+					 (int)getpid(), k ? "pevt" : "stock", dtok, m);
+				r->seq = !k;
+				r->pages = m;
+				nr++;
+			}
 		}
 	}
 	printf("%-22s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
@@ -265,6 +323,7 @@ int bench_record(int argc, char **argv)
 		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
 		fflush(stdout);
 	}
+	print_ratios(rows, nr);
 	if (jf) {
 		fprintf(jf, "{\"calls\":%ld,\"rows\":[", n);
 		for (i = 0; i < nr; i++) {
@@ -278,8 +337,21 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, "%" PRIu64, r->dups);
 			else
 				fprintf(jf, "null");
-			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f}",
+			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
+			if (!r->perf) {
+				const struct rec_row *b = best_perf(rows, nr, r->pages);
+
+				fprintf(jf, ",\"perf_best\":");
+				if (b) {
+					json_str(jf, b->name);
+					fprintf(jf, ",\"lost_ratio\":%.4f,\"cpu_ratio\":%.4f",
+						ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
+				} else {
+					fprintf(jf, "null");
+				}
+			}
+			fprintf(jf, "}");
 		}
 		fprintf(jf, "]}\n");
 		fclose(jf);

@@ -12,9 +12,11 @@
  * everything older than the previous round's newest record).
  *
  * A buffer is written straight from the mapping: [tail, head) is one or
- * two iovecs, and data_tail is stored only after the write returned.  The
- * header's data.size is rewritten after every round, so the file is
- * readable up to the last complete round whatever happens next.
+ * two iovecs handed to the drain (--drain, record_drain.c: pwritev() in
+ * the pass, io_uring, or a thread per buffer), and data_tail is stored
+ * only once the bytes are on file.  The header's data.size is rewritten
+ * after every round whose bytes all completed, so the file is readable up
+ * to the last complete round whatever happens next.
  *
  * The file format itself is libpevt's data writer (data_writer.c).
  */
@@ -46,6 +48,7 @@
 #include <pevt/parse_events.h>
 
 #include "main.h"
+#include "record_drain.h"
 #include "snapshot.h"
 #include "target.h"
 
@@ -77,6 +80,7 @@ struct record_opts {
 	bool overwrite;			/* --overwrite: snapshots (snapshot.c) */
 	struct snap_switch sw;		/* --switch-output */
 	enum pevt_backend backend;
+	enum drain_kind drain;		/* --drain */
 	char **argv;			/* workload */
 	int argc;
 };
@@ -126,6 +130,7 @@ struct record {
 	struct rec_buf *bufs;
 	int nr_bufs;
 	struct pevt_data_writer *w;
+	struct drain *drain;
 	int out_fd;
 	const char *path;
 	pid_t child;
@@ -146,6 +151,7 @@ struct record {
 	ZSTD_CStream *zcs;		/* -z */
 	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
 	uint64_t raw_bytes, comp_bytes;
+	bool stock_tracking;		/* pevt backend: sideband from a stock event */
 	bool done;			/* SIGINT/SIGTERM came */
 	int signr;
 };
@@ -473,23 +479,25 @@ static int write_compressed(struct record *r, const void *src, size_t len)
 }
 
 /*
- * Write what a buffer holds: [tail, head) straight from the mapping, one
- * or two iovecs, then give the space back.  Returns bytes written or
+ * Take what a buffer holds, [read position, head), and hand it to the
+ * drain straight from the mapping (one or two iovecs); the drain gives
+ * the space back once the bytes are on file.  Returns bytes taken or
  * -errno.
  */
-static int64_t drain(struct record *r, struct rec_buf *b, bool flush_all)
+static int64_t drain(struct record *r, int idx, bool flush_all)
 {
+	struct rec_buf *b = &r->bufs[idx];
 	struct perf_event_mmap_page *pc = pevt_mmap__control(b->map);
 	unsigned char *data = pevt_mmap__data(b->map);
 	uint64_t size = pevt_mmap__data_size(b->map), mask = size - 1;
 	uint64_t head = pevt_mmap__read_head(b->map);
-	uint64_t tail = pc->data_tail, pos, len = head - tail;
+	uint64_t tail = drain__read_pos(r->drain, idx), pos, len = head - tail;
 	struct iovec iov[2];
 	int n = 1, ret;
 
 	if (!len)
 		return 0;
-	if (len > size || (len & 7)) {
+	if (head - pc->data_tail > size || (len & 7)) {
 		p_err("CPU %d buffer: head %" PRIu64 " tail %" PRIu64 " inconsistent",
 		      b->cpu, head, tail);
 		return -EBADMSG;
@@ -520,13 +528,13 @@ static int64_t drain(struct record *r, struct rec_buf *b, bool flush_all)
 		ret = write_compressed(r, iov[0].iov_base, iov[0].iov_len);
 		if (!ret && n == 2)
 			ret = write_compressed(r, iov[1].iov_base, iov[1].iov_len);
+		if (!ret)
+			ret = drain__consumed(r->drain, idx, head);
 	} else {
-		ret = pevt_data_writer__writev(r->w, iov, n);
+		ret = drain__submit(r->drain, idx, iov, n, head);
 	}
 	if (ret)
 		return ret;
-	/* The bytes are in the file: the kernel may reuse them. */
-	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
 	b->bytes += len;
 	return len;
 }
@@ -538,13 +546,53 @@ static int64_t pass(struct record *r, bool flush_all)
 	int i, ret;
 
 	for (i = 0; i < r->nr_bufs; i++) {
-		n = drain(r, &r->bufs[i], flush_all);
+		n = drain(r, i, flush_all);
 		if (n < 0)
 			return n;
 		total += n;
 	}
-	ret = pevt_data_writer__round(r->w);
+	ret = drain__round(r->drain);
 	return ret ? ret : total;
+}
+
+/*
+ * The drain (--drain): io_uring and threads need file mode and
+ * uncompressed data (a compressed record is a copy, written where it is
+ * made); anything else falls back to write, and says so.
+ */
+static int setup_drain(struct record *r)
+{
+	enum drain_kind kind = r->o->drain;
+	struct pevt_mmap **maps = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*maps));
+	const char *why = NULL;
+	int i;
+
+	if (!maps)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_bufs; i++)
+		maps[i] = r->bufs[i].map;
+	if (kind != DRAIN_WRITE && r->out_fd == STDOUT_FILENO)
+		why = "pipe mode";
+	else if (kind != DRAIN_WRITE && r->zcs)
+		why = "-z";
+	if (why) {
+		if (!r->o->quiet)
+			p_info("--drain=%s: %s writes in order, using --drain=write",
+			       drain_kind__name(kind), why);
+		kind = DRAIN_WRITE;
+	}
+	r->drain = drain__new(kind, r->w, r->out_fd, maps, r->nr_bufs);
+	if (!r->drain && kind == DRAIN_URING && errno == EOPNOTSUPP) {
+		if (!r->o->quiet)
+			p_info("--drain=uring: no io_uring in this kernel, using --drain=write");
+		r->drain = drain__new(DRAIN_WRITE, r->w, r->out_fd, maps, r->nr_bufs);
+	}
+	free(maps);
+	if (!r->drain) {
+		p_err("cannot set up --drain=%s: %s", drain_kind__name(kind), strerror(errno));
+		return -errno;
+	}
+	return 0;
 }
 
 /* ---- synthesized state ------------------------------------------------- */
@@ -868,8 +916,9 @@ static bool is_tracepoint(const struct perf_event_attr *a)
  * The attr of every event: the sampling setup of perf record
  * (evsel__config()): IP, TID, TIME, PERIOD (+CPU CPU-wide, +CALLCHAIN with
  * -g, +IDENTIFIER with several events), ids, sample_id_all; the first
- * event tracks COMM/MMAP2/FORK/EXIT unless the backend needs a separate
- * stock tracking event.
+ * event tracks COMM/MMAP2/FORK/EXIT, on the pevt backend too (the
+ * module's sideband) unless r->stock_tracking asks for a separate stock
+ * tracking event (a module that cannot write MMAP records).
  */
 static int setup_events(struct record *r)
 {
@@ -880,7 +929,7 @@ static int setup_events(struct record *r)
 		      PERF_SAMPLE_PERIOD;
 
 	/* pevt buffers cannot take stock records: track with a stock event. */
-	extra = o->backend == PEVT_BACKEND_DEVICE;
+	extra = o->backend == PEVT_BACKEND_DEVICE && r->stock_tracking;
 	r->nr_events = n + extra;
 	r->events = calloc(r->nr_events, sizeof(*r->events));
 	if (!r->events)
@@ -923,19 +972,19 @@ static int setup_events(struct record *r)
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
-		if (e->backend == PEVT_BACKEND_DEVICE) {
-			/*
-			 * /dev/pevt has no inherit, enable_on_exec or RAW yet:
-			 * the workload's first task only, enabled just before
-			 * its exec; tracepoint samples without their fields.
-			 */
-			a->inherit = 0;
-			a->enable_on_exec = 0;
-		} else {
+		/* /dev/pevt has no RAW yet: tracepoint samples without their fields. */
+		if (e->backend != PEVT_BACKEND_DEVICE)
 			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
-			a->inherit = task && !o->no_inherit;
-			a->enable_on_exec = !!o->argv && task;
-		}
+		/*
+		 * The module's inherit (Documentation/inherit.md).  Not its
+		 * enable_on_exec: the module enables at sched_process_exec,
+		 * after the exec wrote its COMM and mapped the program, so the
+		 * workload's first MMAP2 and COMM would be missed (its samples
+		 * "[unknown]" in perf report).  pevt events are enabled just
+		 * before the workload's exec instead.
+		 */
+		a->inherit = task && !o->no_inherit;
+		a->enable_on_exec = !!o->argv && task && e->backend != PEVT_BACKEND_DEVICE;
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 		}
@@ -1007,6 +1056,12 @@ retry:
 					pevt_evsel__delete(ev);
 					e->ids[k] = 0;
 					continue;
+				}
+				if ((ret == -EOPNOTSUPP || ret == -ENOENT) && e->attr.mmap &&
+				    e->backend == PEVT_BACKEND_DEVICE) {
+					/* No MMAP records from this module (no kprobes): the caller falls back. */
+					pevt_evsel__delete(ev);
+					return -EPROTONOSUPPORT;
 				}
 				if (ret < 0) {
 					pevt_evsel__delete(ev);
@@ -1197,6 +1252,8 @@ static void record_progress(struct record *r, bool final)
 		fprintf(stderr, "[ pevt record: Compressed %.3f MB to %.3f MB, ratio is %.3f ]\n",
 			r->raw_bytes / 1048576.0, r->comp_bytes / 1048576.0,
 			(double)r->raw_bytes / r->comp_bytes);
+	if (strcmp(drain__describe(r->drain), "write"))
+		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
 		" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
 }
@@ -1223,7 +1280,7 @@ static bool take_signals(struct record *r, int sfd)
 
 static int record_loop(struct record *r, int sfd)
 {
-	struct pollfd *pfd = calloc(r->nr_bufs + 1, sizeof(*pfd));
+	struct pollfd *pfd = calloc(r->nr_bufs + 2, sizeof(*pfd));
 	uint64_t next = now_ns() + PROGRESS_NS;
 	int i, status, nr_open = r->nr_bufs;
 	int64_t ret = 0;
@@ -1236,6 +1293,9 @@ static int record_loop(struct record *r, int sfd)
 	}
 	pfd[r->nr_bufs].fd = sfd;
 	pfd[r->nr_bufs].events = POLLIN;
+	/* Completions of the asynchronous drains. */
+	pfd[r->nr_bufs + 1].fd = drain__fd(r->drain);
+	pfd[r->nr_bufs + 1].events = POLLIN;
 	while (!r->done) {
 		ret = pass(r, false);
 		if (ret < 0)
@@ -1253,10 +1313,13 @@ static int record_loop(struct record *r, int sfd)
 		if (ret)
 			continue;
 		/* Nothing moved: sleep until a buffer wakes us or a signal comes. */
-		if (poll(pfd, r->nr_bufs + 1, 100) < 0 && errno != EINTR) {
+		if (poll(pfd, r->nr_bufs + 2, 100) < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
 		}
+		ret = drain__reap(r->drain, false);
+		if (ret < 0)
+			break;
 		for (i = 0; i < r->nr_bufs; i++) {
 			/* Hung up: its tasks are gone; drained by every pass anyway. */
 			if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLHUP | POLLERR))) {
@@ -1305,6 +1368,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "no-inherit",		no_argument,		NULL, 'i' },
 		{ "no-buildid",		no_argument,		NULL, 'B' },
 		{ "compression-level",	optional_argument,	NULL, 'z' },
+		{ "drain",		required_argument,	NULL, 'D' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
@@ -1373,6 +1437,12 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				o->backend = PEVT_BACKEND_DEVICE;
 			} else {
 				p_err("unknown backend '%s' (stock or pevt)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'D':
+			if (drain_kind__parse(optarg, &o->drain)) {
+				p_err("unknown drain '%s' (write, uring or threads)", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -1631,7 +1701,24 @@ int do_record(int argc, char **argv)
 		r.threads[0] = r.child;
 		r.nr_threads = 1;
 	}
-	if (setup_events(&r) || open_events(&r))
+	ret = setup_events(&r);
+	if (!ret)
+		ret = open_events(&r);
+	if (ret == -EPROTONOSUPPORT) {
+		/* Debug kernel: no kprobe on perf_event_mmap(), so no MMAP from pevt. */
+		if (!o.quiet)
+			p_info("/dev/pevt cannot write MMAP records on this kernel (no kprobes):"
+			       " COMM/MMAP2/FORK/EXIT come from a stock tracking event");
+		close_events(&r);
+		r.events = NULL;
+		r.bufs = NULL;
+		r.nr_events = r.nr_bufs = 0;
+		r.stock_tracking = true;
+		ret = setup_events(&r);
+		if (!ret)
+			ret = open_events(&r);
+	}
+	if (ret)
 		goto out;
 	if (o.overwrite) {
 		ret = record_snapshots(&r, sfd, err_fd, argc, argv);
@@ -1666,6 +1753,8 @@ int do_record(int argc, char **argv)
 		pevt_data_writer__set_compressed(r.w, o.comp_level, 0,
 						 o.pages * sysconf(_SC_PAGESIZE));
 	}
+	if (setup_drain(&r))
+		goto out;
 	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
 	    pevt_data_writer__start(r.w) || synthesize(&r) ||
 	    pevt_data_writer__finished_init(r.w))
@@ -1681,6 +1770,9 @@ int do_record(int argc, char **argv)
 	for_each_evsel(&r, pevt_evsel__disable, true);
 	if (!ret)
 		ret = pass(&r, true) < 0;
+	/* Everything in flight on file (or failed) before the features or the error. */
+	if (drain__reap(r.drain, true))
+		ret = 1;
 	if (ret)
 		goto write_error;
 	if (!wo.pipe) {
@@ -1729,6 +1821,7 @@ out:
 		close(err_fd);
 	if (sfd >= 0)
 		close(sfd);
+	drain__delete(r.drain);
 	pevt_data_writer__delete(r.w);
 	ZSTD_freeCStream(r.zcs);
 	free(r.zbuf);

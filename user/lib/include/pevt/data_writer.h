@@ -117,6 +117,26 @@ LIBPEVT_API int pevt_data_writer__writev(struct pevt_data_writer *w,
  * data.size is updated so the file is readable up to here.
  */
 LIBPEVT_API int pevt_data_writer__round(struct pevt_data_writer *w);
+
+/*
+ * Asynchronous writers (file mode; pevt record's io_uring and thread
+ * drains) split the above: reserve() hands out the file offset of the
+ * next @len data bytes, which the caller writes itself with whatever I/O
+ * it likes; round_mark() writes FINISHED_ROUND (1, *@end = the file
+ * offset after it; 0 if nothing was written since the last round) but
+ * does not commit; commit(@end) rewrites data.size up to file offset @end
+ * once every byte before it is known to be on file.  set_error() records
+ * a failed asynchronous write as the writer's error (error() reports it,
+ * finish() keeps the committed rounds).  round() == round_mark() +
+ * commit().
+ */
+LIBPEVT_API int pevt_data_writer__reserve(struct pevt_data_writer *w, size_t len,
+					  uint64_t *off);
+LIBPEVT_API int pevt_data_writer__round_mark(struct pevt_data_writer *w, uint64_t *end);
+LIBPEVT_API int pevt_data_writer__commit(struct pevt_data_writer *w, uint64_t end);
+LIBPEVT_API int pevt_data_writer__set_error(struct pevt_data_writer *w, int err,
+					    const char *what);
+
 /* PERF_RECORD_FINISHED_INIT: the synthesized state is complete. */
 LIBPEVT_API int pevt_data_writer__finished_init(struct pevt_data_writer *w);
 
