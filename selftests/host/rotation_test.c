@@ -1070,6 +1070,62 @@ TEST(fair_brute_force_small)
 	ASSERT_GT(equal, cases / 2);
 }
 
+/*
+ * The planner against the optimum: long-run share nr_runs/R of every
+ * rotating group vs the solver's, on random pairs of up to 64 groups and
+ * 64 counters (mixed sizes, masks, pinned, software, CPU + task).
+ */
+static void planner_vs_optimum(struct __test_metadata *_metadata, u32 cases,
+			       u32 maxn, u32 maxg, double *max_dev, double *min_ratio,
+			       u32 *worst_case)
+{
+	static double opt[MAXG], got[MAXG];
+	u32 i, g;
+
+	*max_dev = 0;
+	*min_ratio = 1;
+	for (i = 0; i < cases; i++) {
+		struct tcase *t = random_case(maxn, maxg);
+		struct pevt_fairopt o;
+		struct planned pl;
+		double ratio, dist;
+
+		PLAN_OK(t, &pl);
+		SOLVE(t, &o);
+		for (g = 0; g < t->in.nr_groups; g++) {
+			opt[g] = o.share[g];
+			got[g] = pl.p.state[g] >= 0 || pl.p.state[g] == ROT_PINNED ?
+				 (double)pl.p.nr_runs[g] / pl.p.nr_rotations :
+				 pl.p.state[g] == ROT_ALWAYS_ON;
+			if (fabs(got[g] - opt[g]) > *max_dev) {
+				*max_dev = fabs(got[g] - opt[g]);
+				*worst_case = i;
+			}
+		}
+		pevt_fair__compare(opt, got, NULL, t->in.nr_groups, &ratio, &dist);
+		if (ratio < *min_ratio)
+			*min_ratio = ratio;
+		pevt_fairopt__free(&o);
+		free(pl.ws);
+		free(t);
+	}
+}
+
+TEST(planner_reaches_optimum)
+{
+	double dev, ratio;
+	u32 worst = 0;
+
+	rng_state = 0xfa1;
+	planner_vs_optimum(_metadata, 3000, 6, 9, &dev, &ratio, &worst);
+	TH_LOG("small (<= 6 counters, <= 9 groups), 3000 cases: max |share - opt| %.4f (case %u), min share/opt %.4f",
+	       dev, worst, ratio);
+	rng_state = 0xfa2;
+	planner_vs_optimum(_metadata, 300, 64, 64, &dev, &ratio, &worst);
+	TH_LOG("large (<= 64 counters, <= 64 groups), 300 cases: max |share - opt| %.4f (case %u), min share/opt %.4f",
+	       dev, worst, ratio);
+}
+
 /* ---- malformed input ------------------------------------------------- */
 
 TEST(malformed_rejected)

@@ -28,6 +28,7 @@
 #include "pevt/fairopt.h"
 
 #define FO_EPS		1e-9
+#define FO_TINY		1e-11
 #define FO_PRICE_BUDGET	4000000UL	/* B&B nodes per pricing search */
 #define FO_MAX_PIVOTS	100000
 
@@ -220,61 +221,117 @@ static double fo_price(struct fo *f)
 	return f->best;
 }
 
-/* ---- LP: dense two-phase simplex ------------------------------------ */
+/* ---- LP: dense two-phase simplex, columns added warm ------------------ */
 
+/*
+ * Tableau of  max t  over rows 1..m (row 0 the objective), each row
+ * "sum a x <= b".  Columns: [0, m) slacks, [m, 2m) artificials (rows whose
+ * b < 0 are negated and start on an artificial), [2m, ...) structural: t,
+ * then one per set of the pool in pool order.  The slack columns hold
+ * B^-1 (up to the rows' signs), so a set added later is priced and
+ * entered without rebuilding: its column is sum_i a_i * slack column i.
+ */
 struct lp {
-	u32 m, n;		/* rows, structural columns */
-	u32 w;			/* tableau width: n + m slacks + m artificials + 1 */
-	double *t;		/* [(m + 1) * w], row 0 objective, last col rhs */
-	u32 *basis;		/* [m] */
+	u32 m;			/* rows */
+	u32 ncols;		/* columns in use */
+	u32 stride;		/* allocated columns per row */
+	double *t;		/* [(m + 1) * stride] */
+	double *rhs;		/* [m + 1], rhs[0] objective value */
+	u32 *basis;		/* [m] column of each row */
+	u32 *nz;		/* [stride] pivot row's non-zero columns */
 };
 
-#define LP(lp, i, j) ((lp)->t[(size_t)(i) * (lp)->w + (j)])
+#define LP(lp, i, j) ((lp)->t[(size_t)(i) * (lp)->stride + (j)])
+
+static int lp_grow(struct lp *lp, u32 ncols)
+{
+	u32 stride = lp->stride, i;
+	double *t;
+
+	if (ncols <= lp->stride)
+		return 0;
+	while (stride < ncols)
+		stride *= 2;
+	t = calloc((size_t)(lp->m + 1) * stride, sizeof(double));
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i <= lp->m; i++)
+		memcpy(t + (size_t)i * stride, lp->t + (size_t)i * lp->stride,
+		       lp->ncols * sizeof(double));
+	free(lp->t);
+	lp->t = t;
+	lp->stride = stride;
+	free(lp->nz);
+	lp->nz = calloc(stride, sizeof(u32));
+	return lp->nz ? 0 : -ENOMEM;
+}
 
 static void lp_pivot(struct lp *lp, u32 r, u32 c)
 {
 	double p = LP(lp, r, c);
-	u32 i, j;
+	u32 i, j, k, nz = 0;
 
-	for (j = 0; j < lp->w; j++)
-		LP(lp, r, j) /= p;
-	for (i = 0; i <= lp->m; i++) {
-		double k = LP(lp, i, c);
-
-		if (i == r || k == 0)
+	/* the pivot row is mostly zeros: update only its non-zero columns */
+	for (j = 0; j < lp->ncols; j++) {
+		if (LP(lp, r, j) == 0)
 			continue;
-		for (j = 0; j < lp->w; j++)
-			LP(lp, i, j) -= k * LP(lp, r, j);
+		LP(lp, r, j) /= p;
+		lp->nz[nz++] = j;
+	}
+	lp->rhs[r] /= p;
+	for (i = 0; i <= lp->m; i++) {
+		double f = LP(lp, i, c);
+		double *row = &LP(lp, i, 0);
+		const double *prow = &LP(lp, r, 0);
+
+		if (i == r || f == 0)
+			continue;
+		for (k = 0; k < nz; k++) {
+			double *v = &row[lp->nz[k]];
+
+			*v -= f * prow[lp->nz[k]];
+			if (fabs(*v) < FO_TINY)	/* noise breaks Bland's rule */
+				*v = 0;
+		}
+		row[c] = 0;
+		lp->rhs[i] -= f * lp->rhs[r];
+		if (fabs(lp->rhs[i]) < FO_TINY)
+			lp->rhs[i] = 0;
 	}
 	lp->basis[r - 1] = c;
 }
 
-/* Optimize the objective in row 0 over columns [0, ncols). 0 or -1. */
-static int lp_run(struct lp *lp, u32 ncols)
+static bool lp_may_enter(const struct lp *lp, u32 j, bool phase1)
+{
+	return phase1 || j < lp->m || j >= 2 * lp->m;
+}
+
+/* Optimize row 0 (Dantzig, Bland after many pivots). 0 or -EDOM. */
+static int lp_run(struct lp *lp, bool phase1)
 {
 	u32 it, i, j;
 
 	for (it = 0; it < FO_MAX_PIVOTS; it++) {
-		u32 c = ncols, r = 0;
-		double best = -FO_EPS, ratio = 0;
+		u32 c = lp->ncols, r = 0;
+		double best = -1e-8, ratio = 0;
 		bool bland = it > 50 * (lp->m + 1);
 
-		for (j = 0; j < ncols; j++) {
-			if (LP(lp, 0, j) < best) {
+		for (j = 0; j < lp->ncols; j++) {
+			if (LP(lp, 0, j) < best && lp_may_enter(lp, j, phase1)) {
 				best = LP(lp, 0, j);
 				c = j;
 				if (bland)
 					break;
 			}
 		}
-		if (c == ncols)
+		if (c == lp->ncols)
 			return 0;
 		for (i = 1; i <= lp->m; i++) {
 			double a = LP(lp, i, c), q;
 
 			if (a <= FO_EPS)
 				continue;
-			q = LP(lp, i, lp->w - 1) / a;
+			q = lp->rhs[i] / a;
 			if (!r || q < ratio - FO_EPS ||
 			    (q < ratio + FO_EPS && lp->basis[i - 1] < lp->basis[r - 1])) {
 				r = i;
@@ -282,121 +339,124 @@ static int lp_run(struct lp *lp, u32 ncols)
 			}
 		}
 		if (!r)
-			return -1;	/* unbounded: cannot happen here */
+			return -EDOM;	/* unbounded: t <= 1, cannot happen */
 		lp_pivot(lp, r, c);
 	}
-	return -1;
+	return -EDOM;
+}
+
+/* Row @i's coefficient of set column @k (pool index) before any pivot. */
+static double fo_coef(const struct fo *f, u32 i, u32 k)
+{
+	if (i == f->nr_rot)
+		return 1;	/* convexity row */
+	return fo_bit(f->cols + (size_t)k * f->words, f->rot[i]) ? -1 : 0;
 }
 
 /*
- * max c.x  s.t.  A x <= b, x >= 0 (rows may have b < 0).  Column layout:
- * [0, n) structural, [n, n + m) slacks, [n + m, n + 2m) artificials.
- * On return x[] and dual[] (of each row, >= 0).  0, or -1 if infeasible.
+ * Build and solve the round's LP over the whole pool: rows are the
+ * rotating groups (frozen[i] < 0: free, "t - sum x_S <= 0"; else
+ * "-sum x_S <= -frozen[i]"), then the convexity row.
  */
-static int lp_solve(struct lp *lp, const double *c, double *x, double *dual)
+static int fo_lp_build(struct fo *f, struct lp *lp, const double *frozen)
 {
-	u32 m = lp->m, n = lp->n, i, j;
-	bool phase1 = false;
+	u32 m = f->nr_rot + 1, i, j, k;
+	int ret;
 
+	lp->m = m;
+	lp->ncols = 2 * m + 1 + f->nr_cols;
+	lp->stride = 64;
+	while (lp->stride < lp->ncols)
+		lp->stride *= 2;
+	lp->t = calloc((size_t)(m + 1) * lp->stride, sizeof(double));
+	lp->rhs = calloc(m + 1, sizeof(double));
+	lp->basis = calloc(m, sizeof(u32));
+	lp->nz = calloc(lp->stride, sizeof(u32));
+	if (!lp->t || !lp->rhs || !lp->basis || !lp->nz)
+		return -ENOMEM;
 	for (i = 1; i <= m; i++) {
-		LP(lp, i, n + i - 1) = 1;
-		if (LP(lp, i, lp->w - 1) < 0) {
-			for (j = 0; j < lp->w; j++)
-				LP(lp, i, j) = -LP(lp, i, j);
-			LP(lp, i, n + m + i - 1) = 1;
-			lp->basis[i - 1] = n + m + i - 1;
-			phase1 = true;
-		} else {
-			lp->basis[i - 1] = n + i - 1;
-		}
-	}
-	if (phase1) {
-		/* minimize the artificials: row 0 = -sum of their rows */
-		memset(lp->t, 0, lp->w * sizeof(double));
-		for (i = 1; i <= m; i++) {
-			if (lp->basis[i - 1] < n + m)
-				continue;
-			for (j = 0; j < lp->w; j++)
-				if (j < n + m || j == lp->w - 1)
-					LP(lp, 0, j) -= LP(lp, i, j);
-		}
-		if (lp_run(lp, n + m) || LP(lp, 0, lp->w - 1) < -1e-7)
-			return -1;
-		/* drive artificials out of the basis (degenerate rows) */
-		for (i = 1; i <= m; i++) {
-			if (lp->basis[i - 1] < n + m)
-				continue;
-			for (j = 0; j < n + m; j++)
-				if (fabs(LP(lp, i, j)) > FO_EPS)
-					break;
-			if (j < n + m)
-				lp_pivot(lp, i, j);
-		}
-	}
-	/* phase 2: row 0 = -c, priced out against the basis */
-	memset(lp->t, 0, lp->w * sizeof(double));
-	for (j = 0; j < n; j++)
-		LP(lp, 0, j) = -c[j];
-	for (i = 1; i <= m; i++) {
-		u32 b = lp->basis[i - 1];
-		double k = b < n ? -c[b] : 0;
-
-		if (k != 0)
-			for (j = 0; j < lp->w; j++)
-				LP(lp, 0, j) -= k * LP(lp, i, j);
-	}
-	if (lp_run(lp, n + m))
-		return -1;
-	memset(x, 0, n * sizeof(double));
-	for (i = 1; i <= m; i++)
-		if (lp->basis[i - 1] < n)
-			x[lp->basis[i - 1]] = LP(lp, i, lp->w - 1);
-	for (i = 0; i < m; i++)
-		dual[i] = LP(lp, 0, n + i);
-	return 0;
-}
-
-/*
- * One LP over the pool.  Rows: one per rotating group (i), then the
- * convexity row.  Columns: t, then the pool's sets.  frozen[i] < 0: free.
- */
-static int fo_lp(struct fo *f, const double *frozen, double *t, double *x,
-		 double *dual)
-{
-	struct lp lp;
-	double *c;
-	u32 i, k, m = f->nr_rot + 1, n = f->nr_cols + 1;
-	int ret = -ENOMEM;
-
-	lp.m = m;
-	lp.n = n;
-	lp.w = n + 2 * m + 1;
-	lp.t = calloc((size_t)(m + 1) * lp.w, sizeof(double));
-	lp.basis = calloc(m, sizeof(u32));
-	c = calloc(n, sizeof(double));
-	if (!lp.t || !lp.basis || !c)
-		goto out;
-	c[0] = 1;
-	for (i = 0; i < f->nr_rot; i++) {
-		/* -sum x_S + t <= 0, or -sum x_S <= -f_g */
-		if (frozen[i] < 0)
-			LP(&lp, i + 1, 0) = 1;
-		else
-			LP(&lp, i + 1, lp.w - 1) = -frozen[i];
+		LP(lp, i, i - 1) = 1;
+		if (i < m && frozen[i - 1] < 0)
+			LP(lp, i, 2 * m) = 1;
+		lp->rhs[i] = i == m ? 1 : frozen[i - 1] < 0 ? 0 : -frozen[i - 1];
 		for (k = 0; k < f->nr_cols; k++)
-			if (fo_bit(f->cols + (size_t)k * f->words, f->rot[i]))
-				LP(&lp, i + 1, k + 1) = -1;
+			LP(lp, i, 2 * m + 1 + k) = fo_coef(f, i - 1, k);
+		lp->basis[i - 1] = i - 1;
+		if (lp->rhs[i] < 0) {
+			for (j = 0; j < lp->ncols; j++)
+				LP(lp, i, j) = -LP(lp, i, j);
+			lp->rhs[i] = -lp->rhs[i];
+			LP(lp, i, m + i - 1) = 1;
+			lp->basis[i - 1] = m + i - 1;
+		}
 	}
-	for (k = 0; k < f->nr_cols; k++)
-		LP(&lp, m, k + 1) = 1;
-	LP(&lp, m, lp.w - 1) = 1;
-	ret = lp_solve(&lp, c, x, dual) ? -EDOM : 0;
-	*t = x[0];
-out:
-	free(lp.t);
-	free(lp.basis);
-	free(c);
-	return ret;
+	/* phase 1: minimize the artificials (row 0 = -their rows' sum) */
+	for (i = 1; i <= m; i++) {
+		if (lp->basis[i - 1] < m)
+			continue;
+		for (j = 0; j < lp->ncols; j++)
+			if (j < m || j >= 2 * m)
+				LP(lp, 0, j) -= LP(lp, i, j);
+		lp->rhs[0] -= lp->rhs[i];
+	}
+	ret = lp_run(lp, true);
+	if (ret)
+		return ret;
+	if (lp->rhs[0] < -1e-7)
+		return -EDOM;	/* infeasible: the previous round's x is not */
+	for (i = 1; i <= m; i++) {
+		if (lp->basis[i - 1] < m || lp->basis[i - 1] >= 2 * m)
+			continue;
+		for (j = 0; j < lp->ncols; j++)
+			if (lp_may_enter(lp, j, false) && fabs(LP(lp, i, j)) > FO_EPS)
+				break;
+		if (j < lp->ncols)
+			lp_pivot(lp, i, j);
+	}
+	/* phase 2: objective t (column 2m), priced out against the basis */
+	memset(lp->t, 0, lp->ncols * sizeof(double));
+	lp->rhs[0] = 0;
+	LP(lp, 0, 2 * m) = -1;
+	for (i = 1; i <= m; i++) {
+		if (lp->basis[i - 1] != 2 * m)
+			continue;
+		for (j = 0; j < lp->ncols; j++)
+			LP(lp, 0, j) += LP(lp, i, j);
+		lp->rhs[0] += lp->rhs[i];
+	}
+	return lp_run(lp, false);
+}
+
+/* Enter pool set @k (just added) into the solved tableau and re-solve. */
+static int fo_lp_add(struct fo *f, struct lp *lp, u32 k)
+{
+	u32 i, r, c = lp->ncols;
+	int ret = lp_grow(lp, lp->ncols + 1);
+
+	if (ret)
+		return ret;
+	lp->ncols++;
+	for (r = 0; r <= lp->m; r++) {
+		double v = 0;
+
+		for (i = 0; i < lp->m; i++) {
+			double a = fo_coef(f, i, k);
+
+			if (a != 0)
+				v += a * LP(lp, r, i);
+		}
+		LP(lp, r, c) = v;
+	}
+	return lp_run(lp, false);
+}
+
+static void lp_free(struct lp *lp)
+{
+	free(lp->t);
+	free(lp->rhs);
+	free(lp->basis);
+	free(lp->nz);
+	memset(lp, 0, sizeof(*lp));
 }
 
 /* ---- driver ---------------------------------------------------------- */
@@ -458,11 +518,12 @@ static int fo_classify(struct fo *f, struct pevt_fairopt *out)
 static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 {
 	u32 r = f->nr_rot, i, k, nr_frozen = 0;
-	double *frozen, *x = NULL, *dual = NULL, t = 0;
+	struct lp lp = { 0 };
+	double *frozen, t = 0;
 	u64 *set;
 	int ret = -ENOMEM;
 
-	frozen = malloc(r * sizeof(double));
+	frozen = malloc((r + 1) * sizeof(double));
 	set = calloc(f->words, 8);
 	if (!frozen || !set)
 		goto out;
@@ -473,36 +534,50 @@ static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 		if (fo_add_col(f, set) < 0)
 			goto out;
 	}
-	while (nr_frozen < r) {
-		double mu;
+	/* a head start: per group, the maximal set greedily grown from it */
+	for (i = 0; i < r; i++) {
+		memset(set, 0, f->words * 8);
+		memcpy(f->owner, f->base, sizeof(f->owner));
+		for (k = 0; k < r; k++) {
+			u32 g = f->rot[(i + k) % r];
+			int save[ROT_MAX_COUNTERS];
 
+			memcpy(save, f->owner, sizeof(save));
+			if (fo_add(f, g))
+				fo_setbit(set, g);
+			else
+				memcpy(f->owner, save, sizeof(save));
+		}
+		if (fo_add_col(f, set) < 0)
+			goto out;
+	}
+	while (nr_frozen < r) {
 		out->rounds++;
+		lp_free(&lp);
+		ret = fo_lp_build(f, &lp, frozen);
 		for (;;) {
-			free(x);
-			x = calloc(f->nr_cols + 1, sizeof(double));
-			free(dual);
-			dual = calloc(r + 1, sizeof(double));
-			ret = -ENOMEM;
-			if (!x || !dual)
-				goto out;
-			ret = fo_lp(f, frozen, &t, x, dual);
 			if (ret)
 				goto out;
 			for (i = 0; i < r; i++)
-				f->w[f->rot[i]] = dual[i];
-			mu = dual[r];
-			if (fo_price(f) <= mu + 1e-7)
+				f->w[f->rot[i]] = LP(&lp, 0, i);
+			if (fo_price(f) <= LP(&lp, 0, r) + 1e-7)
 				break;
 			ret = fo_add_col(f, f->best_set);
 			if (ret < 0)
 				goto out;
 			if (!ret)
 				break;
+			ret = fo_lp_add(f, &lp, f->nr_cols - 1);
+			if (ret == -EDOM) {	/* stalled: start over, pool kept */
+				lp_free(&lp);
+				ret = fo_lp_build(f, &lp, frozen);
+			}
 		}
+		t = lp.rhs[0];
 		for (i = 0; i < r; i++) {
 			if (frozen[i] >= 0)
 				continue;
-			if (dual[i] > 1e-7 || t >= 1 - 1e-9) {
+			if (LP(&lp, 0, i) > 1e-7 || t >= 1 - 1e-9) {
 				frozen[i] = t < 1 ? t : 1;
 				nr_frozen++;
 			}
@@ -514,27 +589,28 @@ static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 	}
 	for (i = 0; i < r; i++)
 		out->share[f->rot[i]] = frozen[i];
-	/* the last LP's solution: a schedule reaching every share */
+	/* the last LP's basic sets: a schedule reaching every share */
 	out->words = f->words;
-	out->sets = calloc((size_t)f->nr_cols * f->words + 1, 8);
-	out->weight = calloc(f->nr_cols + 1, sizeof(double));
+	out->sets = calloc((size_t)(r + 1) * f->words, 8);
+	out->weight = calloc(r + 1, sizeof(double));
 	ret = -ENOMEM;
 	if (!out->sets || !out->weight)
 		goto out;
-	for (k = 0; r && k < f->nr_cols; k++) {
-		if (x[k + 1] <= 1e-12)
+	for (i = 1; r && i <= lp.m; i++) {
+		k = lp.basis[i - 1];
+		if (k < 2 * lp.m + 1 || lp.rhs[i] <= 1e-12)
 			continue;
+		k -= 2 * lp.m + 1;
 		memcpy(out->sets + (size_t)out->nr_sets * f->words,
 		       f->cols + (size_t)k * f->words, f->words * 8);
-		out->weight[out->nr_sets++] = x[k + 1];
+		out->weight[out->nr_sets++] = lp.rhs[i];
 	}
 	out->columns = f->nr_cols;
 	ret = 0;
 out:
+	lp_free(&lp);
 	free(frozen);
 	free(set);
-	free(x);
-	free(dual);
 	return ret;
 }
 
