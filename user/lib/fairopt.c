@@ -23,12 +23,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "rotation.h"
 #include "pevt/fairopt.h"
 
 #define FO_EPS		1e-9
 #define FO_TINY		1e-11
+#define FO_PERTURB	1e-9
 #define FO_PRICE_BUDGET	4000000UL	/* B&B nodes per pricing search */
 #define FO_MAX_PIVOTS	100000
 
@@ -239,6 +241,7 @@ struct lp {
 	double *rhs;		/* [m + 1], rhs[0] objective value */
 	u32 *basis;		/* [m] column of each row */
 	u32 *nz;		/* [stride] pivot row's non-zero columns */
+	bool bland;		/* Bland's rule from the first pivot */
 };
 
 #define LP(lp, i, j) ((lp)->t[(size_t)(i) * (lp)->stride + (j)])
@@ -314,7 +317,7 @@ static int lp_run(struct lp *lp, bool phase1)
 	for (it = 0; it < FO_MAX_PIVOTS; it++) {
 		u32 c = lp->ncols, r = 0;
 		double best = -1e-8, ratio = 0;
-		bool bland = it > 50 * (lp->m + 1);
+		bool bland = lp->bland || it > 50 * (lp->m + 1);
 
 		for (j = 0; j < lp->ncols; j++) {
 			if (LP(lp, 0, j) < best && lp_may_enter(lp, j, phase1)) {
@@ -339,10 +342,10 @@ static int lp_run(struct lp *lp, bool phase1)
 			}
 		}
 		if (!r)
-			return -EDOM;	/* unbounded: t <= 1, cannot happen */
+			{ fprintf(stderr, "unb\n"); return -EDOM; }	/* unbounded: t <= 1, cannot happen */
 		lp_pivot(lp, r, c);
 	}
-	return -EDOM;
+	fprintf(stderr, "maxpiv\n"); return -EDOM;
 }
 
 /* Row @i's coefficient of set column @k (pool index) before any pivot. */
@@ -358,12 +361,14 @@ static double fo_coef(const struct fo *f, u32 i, u32 k)
  * rotating groups (frozen[i] < 0: free, "t - sum x_S <= 0"; else
  * "-sum x_S <= -frozen[i]"), then the convexity row.
  */
-static int fo_lp_build(struct fo *f, struct lp *lp, const double *frozen)
+static int fo_lp_build(struct fo *f, struct lp *lp, const double *frozen,
+		       bool bland)
 {
 	u32 m = f->nr_rot + 1, i, j, k;
 	int ret;
 
 	lp->m = m;
+	lp->bland = bland;
 	lp->ncols = 2 * m + 1 + f->nr_cols;
 	lp->stride = 64;
 	while (lp->stride < lp->ncols)
@@ -379,6 +384,8 @@ static int fo_lp_build(struct fo *f, struct lp *lp, const double *frozen)
 		if (i < m && frozen[i - 1] < 0)
 			LP(lp, i, 2 * m) = 1;
 		lp->rhs[i] = i == m ? 1 : frozen[i - 1] < 0 ? 0 : -frozen[i - 1];
+		/* distinct slack against degeneracy (cycling under noise) */
+		lp->rhs[i] += FO_PERTURB * (1 + (i * 7919 % 1009) / 1009.0);
 		for (k = 0; k < f->nr_cols; k++)
 			LP(lp, i, 2 * m + 1 + k) = fo_coef(f, i - 1, k);
 		lp->basis[i - 1] = i - 1;
@@ -403,7 +410,7 @@ static int fo_lp_build(struct fo *f, struct lp *lp, const double *frozen)
 	if (ret)
 		return ret;
 	if (lp->rhs[0] < -1e-7)
-		return -EDOM;	/* infeasible: the previous round's x is not */
+		{ fprintf(stderr, "infeas %g\n", lp->rhs[0]); return -EDOM; }
 	for (i = 1; i <= m; i++) {
 		if (lp->basis[i - 1] < m || lp->basis[i - 1] >= 2 * m)
 			continue;
@@ -554,7 +561,11 @@ static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 	while (nr_frozen < r) {
 		out->rounds++;
 		lp_free(&lp);
-		ret = fo_lp_build(f, &lp, frozen);
+		ret = fo_lp_build(f, &lp, frozen, false);
+		if (ret == -EDOM) {
+			lp_free(&lp);
+			ret = fo_lp_build(f, &lp, frozen, true);
+		}
 		for (;;) {
 			if (ret)
 				goto out;
@@ -570,7 +581,7 @@ static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 			ret = fo_lp_add(f, &lp, f->nr_cols - 1);
 			if (ret == -EDOM) {	/* stalled: start over, pool kept */
 				lp_free(&lp);
-				ret = fo_lp_build(f, &lp, frozen);
+				ret = fo_lp_build(f, &lp, frozen, true);
 			}
 		}
 		t = lp.rhs[0];
@@ -582,7 +593,7 @@ static int fo_fill(struct fo *f, struct pevt_fairopt *out)
 				nr_frozen++;
 			}
 		}
-		if (!nr_frozen) {	/* cannot happen: sum of free duals >= 1 */
+		if (!nr_frozen) {	fprintf(stderr, "nofreeze\n");
 			ret = -EDOM;
 			goto out;
 		}
