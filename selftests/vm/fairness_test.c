@@ -155,6 +155,84 @@ TEST(starvation)
 	free(json);
 }
 
+/*
+ * Mixed sizes against the max-min fair optimum (reference solver): rotid
+ * reaches min share/opt >= 0.97 on each, stock and classic printed next
+ * to it.  PEVT_FAIRNESS_ALL=1 adds every built-in.
+ */
+static const struct {
+	const char *name, *text;
+} opt_scen[] = {
+	/* 4 task + 1 CPU single on 2 slots: a wrap of 5 rotations, 2/5 each */
+	{ "mixed-wrap", "slots 2\ngroup task flexible cpu_ns\ngroup task flexible cpu_ns\n"
+	  "group task flexible syscalls\ngroup task flexible cswitch\n"
+	  "group cpu flexible cpu_ns\n" },
+	/* two triples and three singles on 4 slots: 3/7 each (R = 7) */
+	{ "mixed-3-1", "slots 4\ngroup cpu flexible cpu_ns,syscalls,cswitch\n"
+	  "group task flexible cpu_ns,syscalls,cswitch\ngroup task flexible cpu_ns\n"
+	  "group task flexible syscalls\ngroup cpu flexible cswitch\n" },
+	/* two pairs, a single held to slot 0, two free singles on 3: 3/7 */
+	{ "mixed-mask", "slots 3\ngroup cpu flexible cpu_ns,syscalls\n"
+	  "group task flexible cpu_ns,cswitch\ngroup task flexible cpu_ns mask=0x1\n"
+	  "group cpu flexible syscalls\ngroup task flexible cswitch\n" },
+};
+
+TEST(optimum)
+{
+	static const char *const sk[] = { "stock", "classic", "rotid" };
+	char cmd[1024], path[64], *json;
+	const char *all = getenv("PEVT_FAIRNESS_ALL");
+	int i, k, n = 0, len;
+	struct out r;
+
+	len = snprintf(cmd, sizeof(cmd), "pevt bench fairness duration 1 switch none "
+		       "json /tmp/fair_opt.json");
+	for (i = 0; i < (int)(sizeof(opt_scen) / sizeof(opt_scen[0])); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/tmp/%s.scen", opt_scen[i].name);
+		f = fopen(path, "w");
+		ASSERT_NE(NULL, f);
+		fprintf(f, "name %s\nworkload spin\n%s", opt_scen[i].name, opt_scen[i].text);
+		fclose(f);
+		len += snprintf(cmd + len, sizeof(cmd) - len, " scenario %s", path);
+	}
+	len += snprintf(cmd + len, sizeof(cmd) - len, " scenario mixed-sizes scenario constraints%s",
+			all && *all == '1' ? " scenario basic scenario starvation scenario pinned-fill"
+			" scenario software scenario many-tasks scenario phased" : "");
+	run(&r, "%s", cmd);
+	ASSERT_EQ(0, r.status) TH_LOG("%s", r.err);
+	TH_LOG("%s", r.out);
+	json = slurp("/tmp/fair_opt.json");
+	ASSERT_NE(NULL, json);
+	for (i = 0; i < 11; i++) {
+		static const char *const builtin[] = { "mixed-sizes", "constraints", "basic",
+			"starvation", "pinned-fill", "software", "many-tasks", "phased" };
+		const char *name = i < 3 ? opt_scen[i].name : builtin[i - 3];
+		double mo[3], di[3];
+		char *o[3];
+
+		for (k = 0; k < 3; k++) {
+			o[k] = run_obj(json, name, sk[k]);
+			mo[k] = num(o[k], "min_over_opt");
+			di[k] = num(o[k], "dist");
+		}
+		if (!o[2]) {
+			EXPECT_GE(i, 5);	/* only the PEVT_FAIRNESS_ALL ones may be absent */
+			continue;
+		}
+		n++;
+		TH_LOG("%-12s min/opt stock %.3f classic %.3f rotid %.3f; dist %.4f %.4f %.4f",
+		       name, mo[0], mo[1], mo[2], di[0], di[1], di[2]);
+		EXPECT_GE(mo[2], 0.97) TH_LOG("%s: rotid min/opt %.3f", name, mo[2]);
+		for (k = 0; k < 3; k++)
+			free(o[k]);
+	}
+	EXPECT_GE(n, 5);
+	free(json);
+	out_free(&r);
+}
+
 TEST(pinned_fill)
 {
 	char *json = bench_json(_metadata);
