@@ -140,36 +140,42 @@ static int fo_cmp_density(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/* Fractional knapsack over candidates from @i on, @room counters free. */
+static double fo_bound(const struct fo *f, u32 i, double cur, u32 room)
+{
+	for (; i < f->nr_cand && room; i++) {
+		u32 g = f->cand[i], s = fo_size(f, g);
+
+		if (s <= room) {
+			cur += f->w[g];
+			room -= s;
+		} else {
+			return cur + f->w[g] * room / s;
+		}
+	}
+	return cur;
+}
+
 static void fo_dfs(struct fo *f, u32 i, double cur, u32 room)
 {
-	double bound = cur;
-	u32 j, left = room;
+	u32 j;
 
 	if (cur > f->best + FO_EPS) {
 		f->best = cur;
 		memcpy(f->best_set, f->cur_set, f->words * 8);
 	}
-	/* fractional knapsack over the counters still free */
-	for (j = i; j < f->nr_cand && left; j++) {
-		u32 g = f->cand[j], s = fo_size(f, g);
-
-		if (s <= left) {
-			bound += f->w[g];
-			left -= s;
-		} else {
-			bound += f->w[g] * left / s;
-			left = 0;
-		}
-	}
-	if (bound <= f->best + FO_EPS || i == f->nr_cand)
+	if (i == f->nr_cand || fo_bound(f, i, cur, room) <= f->best + FO_EPS)
 		return;
 	if (++f->nodes > FO_PRICE_BUDGET) {
 		f->exact = false;
 		return;
 	}
+	/* the next group taken is cand[j]; cand[i..j) are left out */
 	for (j = i; j < f->nr_cand; j++) {
 		u32 g = f->cand[j], s = fo_size(f, g);
 
+		if (fo_bound(f, j, cur, room) <= f->best + FO_EPS)
+			return;
 		if (s > room)
 			continue;
 		memcpy(f->stack[i], f->owner, sizeof(f->owner));
@@ -179,26 +185,6 @@ static void fo_dfs(struct fo *f, u32 i, double cur, u32 room)
 			f->cur_set[g / 64] &= ~(1ULL << (g % 64));
 		}
 		memcpy(f->owner, f->stack[i], sizeof(f->owner));
-		/* bound of the branches without g..: recheck cheaply */
-		bound = cur;
-		left = room;
-		{
-			u32 k;
-
-			for (k = j + 1; k < f->nr_cand && left; k++) {
-				u32 h = f->cand[k], t = fo_size(f, h);
-
-				if (t <= left) {
-					bound += f->w[h];
-					left -= t;
-				} else {
-					bound += f->w[h] * left / t;
-					left = 0;
-				}
-			}
-		}
-		if (bound <= f->best + FO_EPS)
-			return;
 	}
 }
 
