@@ -37,6 +37,9 @@
 #define ROT_HALL_SETS		128	/* counter sets tried for the Hall bound */
 #define ROT_UNSET		(-1)	/* rotating, primary id not known yet */
 #define ROT_UNSEEN		0xffffffffU
+#define ROT_MIN_RCAP		64	/* rotations held even for few groups */
+#define ROT_FILL_SPAN		4	/* water-fill R in [Rmin, 4 Rmin + 4] */
+#define ROT_FILL_BUDGET		100000	/* bin visits, then no new candidate */
 
 struct rot_ctx {
 	const struct rot_input *in;
@@ -57,6 +60,14 @@ struct rot_ctx {
 	struct rot_slot *save;		/* [n] rot_try_add() undo */
 	struct rot_slot *tmp;		/* [n] trial matchings */
 	u64 *sets;			/* [ROT_HALL_SETS] Hall counter sets */
+	u32 rcap;			/* rotations the plan arrays hold */
+	struct rot_slot *wf;		/* [rcap * n] water-fill bins */
+	u32 *wf_used;			/* [rcap] counters owned per bin */
+	u32 *wf_cnt;			/* [nr_groups] water-fill runs */
+	u8 *wf_alive;			/* [nr_flex] still growing */
+	u32 *sorted;			/* [nr_flex] candidate's runs, sorted */
+	u32 *best;			/* [nr_flex] best plan's runs, sorted */
+	u32 fill_budget;		/* bin visits left for water-filling */
 	u32 budget;			/* exact search nodes left */
 	u16 pick[ROT_EXACT_MAX_GROUPS];	/* rotation per depth */
 	u32 suffix[ROT_EXACT_MAX_GROUPS + 1]; /* members still to place */
@@ -74,6 +85,12 @@ static u32 rot_popcount(u64 x)
 static u32 rot_ctz(u64 x)
 {
 	return (u32)__builtin_ctzll(x);
+}
+
+/* Rotations a plan may have: enough for the fill's fine fractions. */
+static size_t rot_rcap(size_t nr_groups)
+{
+	return nr_groups < ROT_MIN_RCAP ? ROT_MIN_RCAP : nr_groups;
 }
 
 static size_t rot_align(size_t x)
@@ -573,6 +590,177 @@ static bool rot_wrap(struct rot_ctx *rc)
 	return true;
 }
 
+/* ---- water-filling: the max-min fair repair ------------------------- */
+
+static void rot_sort_u32(u32 *v, u32 n)
+{
+	u32 i, j, t, k;
+
+	/* heapsort, ascending */
+	for (k = n / 2; k-- > 0;) {
+		for (i = k; (j = 2 * i + 1) < n; i = j) {
+			if (j + 1 < n && v[j + 1] > v[j])
+				j++;
+			if (v[i] >= v[j])
+				break;
+			t = v[i]; v[i] = v[j]; v[j] = t;
+		}
+	}
+	for (k = n; k-- > 1;) {
+		t = v[0]; v[0] = v[k]; v[k] = t;
+		for (i = 0; (j = 2 * i + 1) < k; i = j) {
+			if (j + 1 < k && v[j + 1] > v[j])
+				j++;
+			if (v[i] >= v[j])
+				break;
+			t = v[i]; v[i] = v[j]; v[j] = t;
+		}
+	}
+}
+
+/*
+ * Is sorted run vector @a over @ra rotations lexicographically larger than
+ * @b over @rb (as shares a_i/ra vs b_i/rb)?
+ */
+static bool rot_lex_better(const u32 *a, u32 ra, const u32 *b, u32 rb, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u64 x = (u64)a[i] * rb, y = (u64)b[i] * ra;
+
+		if (x != y)
+			return x > y;
+	}
+	return false;
+}
+
+static bool rot_bin_has(const struct rot_ctx *rc, const struct rot_slot *s,
+			u32 g)
+{
+	u32 c;
+
+	for (c = 0; c < rc->n; c++)
+		if (s[c].group == g)
+			return true;
+	return false;
+}
+
+/* Bin of water-fill bin @b. */
+static struct rot_slot *rot_wf_bin(const struct rot_ctx *rc, u32 b)
+{
+	return rc->wf + (size_t)b * rc->n;
+}
+
+/*
+ * Put @g into one of the first @nr bins that does not run it yet: the
+ * first that can match it (@spread false), or the emptiest (@spread true,
+ * ties by index).  Returns false if none can.
+ */
+static bool rot_wf_place(struct rot_ctx *rc, u32 nr, u32 g, bool spread)
+{
+	u32 size = rot_size(rc, g), b, room;
+
+	for (room = spread ? rc->n : size; room >= size; room--) {
+		for (b = 0; b < nr; b++) {
+			u32 free = rc->n - rc->wf_used[b];
+
+			if (rc->fill_budget)
+				rc->fill_budget--;
+			if (free < size || (spread && free != room) ||
+			    rot_bin_has(rc, rot_wf_bin(rc, b), g) ||
+			    !rot_try_add(rc, rot_wf_bin(rc, b), g))
+				continue;
+			rc->wf_used[b] += size;
+			rc->wf_cnt[g]++;
+			return true;
+		}
+		if (!spread)
+			break;
+	}
+	return false;
+}
+
+/*
+ * Water-fill @nr bins: level by level, every group still growing (in FFD
+ * order) takes one more bin that does not run it yet and can match it;
+ * a group no bin can take stops growing.  The smallest run count rises
+ * one level at a time, so the result is max-min fair among the schedules
+ * this greedy can pack; every bin ends maximal.  First fit packs like FFD;
+ * spreading (emptiest bin first) keeps big groups apart, which is what
+ * leaves room for the small ones next to each.
+ */
+static void rot_water_fill(struct rot_ctx *rc, u32 nr, bool spread)
+{
+	u32 i, b;
+	bool grew = true;
+
+	for (b = 0; b < nr; b++) {
+		memcpy(rot_wf_bin(rc, b), rc->base, rc->n * sizeof(*rc->base));
+		rc->wf_used[b] = rc->nr_pinned_members;
+	}
+	for (i = 0; i < rc->nr_flex; i++) {
+		rc->wf_alive[i] = 1;
+		rc->wf_cnt[rc->order[i]] = 0;
+	}
+	while (grew) {
+		grew = false;
+		for (i = 0; i < rc->nr_flex; i++) {
+			if (!rc->wf_alive[i])
+				continue;
+			if (rot_wf_place(rc, nr, rc->order[i], spread))
+				grew = true;
+			else
+				rc->wf_alive[i] = 0;
+		}
+	}
+}
+
+/*
+ * Try water-filling over a range of schedule lengths and adopt the first
+ * one whose share vector is lexicographically larger than the plan's.
+ * Returns true if the plan changed.
+ */
+static bool rot_fill(struct rot_ctx *rc)
+{
+	struct rot_plan *plan = rc->plan;
+	u32 i, k, nr, best_nr = plan->nr_rotations, lo, hi, g;
+	bool better = false;
+
+	for (i = 0; i < rc->nr_flex; i++)
+		rc->best[i] = plan->nr_runs[rc->order[i]];
+	rot_sort_u32(rc->best, rc->nr_flex);
+	lo = plan->min_rotations;
+	hi = lo * ROT_FILL_SPAN + ROT_FILL_SPAN;
+	if (hi > rc->rcap)
+		hi = rc->rcap;
+	rc->fill_budget = ROT_FILL_BUDGET;
+	for (k = 0; k < 2 * (hi - lo + 1) && rc->fill_budget; k++) {
+		nr = lo + k / 2;
+		rot_water_fill(rc, nr, k & 1);
+		for (i = 0; i < rc->nr_flex; i++)
+			rc->sorted[i] = rc->wf_cnt[rc->order[i]];
+		rot_sort_u32(rc->sorted, rc->nr_flex);
+		if (!rot_lex_better(rc->sorted, nr, rc->best, best_nr, rc->nr_flex))
+			continue;
+		memcpy(rc->best, rc->sorted, rc->nr_flex * sizeof(u32));
+		best_nr = nr;
+		memcpy(plan->slots, rc->wf, (size_t)nr * rc->n * sizeof(*rc->wf));
+		memcpy(rc->used, rc->wf_used, nr * sizeof(u32));
+		better = true;
+	}
+	if (!better)
+		return false;
+	for (g = 0; g < plan->nr_groups; g++)
+		if (plan->state[g] >= 0)
+			plan->state[g] = ROT_UNSET;
+	plan->nr_rotations = best_nr;
+	plan->wrapped = false;
+	plan->filled = true;
+	rot_derive_runs(rc, best_nr);
+	return true;
+}
+
 /*
  * Re-match rotation r so that groups also running in rotation r-1 keep
  * their counters where the constraints allow: the tick then leaves them
@@ -645,24 +833,29 @@ static int rot_check(const struct rot_input *in)
 size_t rot_workspace_size(u32 nr_groups, u32 nr_counters)
 {
 	size_t g = nr_groups ? nr_groups : 1, n = nr_counters;
-	size_t words = (g + 63) / 64;
+	size_t words = (g + 63) / 64, rc = rot_rcap(g);
 
 	if (nr_counters < 1 || nr_counters > ROT_MAX_COUNTERS ||
 	    nr_groups > ROT_MAX_GROUPS)
 		return 0;
 	return rot_align(g * sizeof(s32)) +			/* state */
 	       rot_align(g * sizeof(u32)) +			/* nr_runs */
-	       rot_align(g * words * sizeof(u64)) +		/* runs */
-	       rot_align(g * n * sizeof(struct rot_slot)) +	/* slots */
+	       rot_align(rc * words * sizeof(u64)) +		/* runs */
+	       rot_align(rc * n * sizeof(struct rot_slot)) +	/* slots */
 	       rot_align(g * sizeof(u16)) +			/* order */
 	       rot_align(g * sizeof(u16)) +			/* seq */
 	       rot_align(g * sizeof(u32)) +			/* seen_at */
 	       rot_align((g + 1) * sizeof(u32)) +		/* cum */
 	       rot_align(g * sizeof(u32)) +			/* key */
-	       rot_align(g * sizeof(u32)) +			/* used */
+	       rot_align(rc * sizeof(u32)) +			/* used */
 	       3 * rot_align(n * sizeof(struct rot_slot)) +	/* base save tmp */
 	       rot_align(ROT_EXACT_MAX_GROUPS * n * sizeof(struct rot_slot)) +
-	       rot_align(ROT_HALL_SETS * sizeof(u64));
+	       rot_align(ROT_HALL_SETS * sizeof(u64)) +
+	       rot_align(rc * n * sizeof(struct rot_slot)) +	/* wf */
+	       rot_align(rc * sizeof(u32)) +			/* wf_used */
+	       rot_align(g * sizeof(u32)) +			/* wf_cnt */
+	       rot_align(g) +					/* wf_alive */
+	       2 * rot_align(g * sizeof(u32));			/* sorted best */
 }
 
 static void *rot_take(char **p, size_t bytes)
@@ -712,20 +905,28 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 	plan->words = (g1 + 63) / 64;
 	plan->state = rot_take(&p, g1 * sizeof(s32));
 	plan->nr_runs = rot_take(&p, g1 * sizeof(u32));
-	plan->runs = rot_take(&p, g1 * plan->words * sizeof(u64));
-	plan->slots = rot_take(&p, g1 * in->nr_counters * sizeof(struct rot_slot));
+	rc.rcap = rot_rcap(g1);
+	plan->runs = rot_take(&p, rc.rcap * plan->words * sizeof(u64));
+	plan->slots = rot_take(&p, rc.rcap * in->nr_counters *
+			       sizeof(struct rot_slot));
 	rc.order = rot_take(&p, g1 * sizeof(u16));
 	rc.seq = rot_take(&p, g1 * sizeof(u16));
 	rc.seen_at = rot_take(&p, g1 * sizeof(u32));
 	rc.cum = rot_take(&p, (g1 + 1) * sizeof(u32));
 	rc.key = rot_take(&p, g1 * sizeof(u32));
-	rc.used = rot_take(&p, g1 * sizeof(u32));
+	rc.used = rot_take(&p, rc.rcap * sizeof(u32));
 	rc.base = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
 	rc.save = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
 	rc.tmp = rot_take(&p, in->nr_counters * sizeof(struct rot_slot));
 	rc.snap = rot_take(&p, ROT_EXACT_MAX_GROUPS * in->nr_counters *
 			   sizeof(struct rot_slot));
 	rc.sets = rot_take(&p, ROT_HALL_SETS * sizeof(u64));
+	rc.wf = rot_take(&p, rc.rcap * in->nr_counters * sizeof(struct rot_slot));
+	rc.wf_used = rot_take(&p, rc.rcap * sizeof(u32));
+	rc.wf_cnt = rot_take(&p, g1 * sizeof(u32));
+	rc.wf_alive = rot_take(&p, g1);
+	rc.sorted = rot_take(&p, g1 * sizeof(u32));
+	rc.best = rot_take(&p, g1 * sizeof(u32));
 	rc.n = in->nr_counters;
 	rc.full = rc.n == 64 ? ~0ULL : (1ULL << rc.n) - 1;
 	rc.min_size = ROT_MAX_COUNTERS + 1;
@@ -803,6 +1004,7 @@ int rot_plan(const struct rot_input *in, void *ws, size_t ws_size,
 		rot_backfill(&rc);
 		if (rot_wrap(&rc))
 			rot_backfill(&rc);
+		rot_fill(&rc);
 		rot_stabilize(&rc);
 	}
 	return 0;

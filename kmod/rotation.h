@@ -119,6 +119,10 @@ struct rot_slot {
  *                  every rotating group runs in the same number of
  *                  rotations, chosen because it beats packing + backfill on
  *                  the minimum share (or ties on it and wins utilization)
+ * @filled:         the schedule is the water-filled one (see rotation.md):
+ *                  its sorted share vector beat packing + backfill and the
+ *                  wrap-around schedule lexicographically; R may then be
+ *                  up to max(64, nr_groups)
  * @words:          u64 words per rotation in @runs
  * @nr_always_on:   groups in state ROT_ALWAYS_ON
  * @nr_always_off:  groups in state ROT_ALWAYS_OFF
@@ -145,6 +149,7 @@ struct rot_plan {
 	u32 lower_bound;
 	bool optimal;
 	bool wrapped;
+	bool filled;
 	u32 words;
 	u32 nr_always_on;
 	u32 nr_always_off;

@@ -70,6 +70,8 @@
  * instead of planning.  Least recently used goes first.
  */
 #define SCHED_SAVED		7
+/* Rotations a plan of SCHED_MAX_GROUPS + 1 groups may have (rotation.h) */
+#define SCHED_MAX_ROT		(SCHED_MAX_GROUPS + 1)
 
 enum sched_policy { SCHED_ROTID = 0, SCHED_CLASSIC = 1 };
 
@@ -140,6 +142,7 @@ struct sched_cpu {
 	size_t			ws_size;
 	u32			r;
 	u64			ticks;	/* rotation switches done */
+	u64			t_rot;	/* local_clock() when rotation r began */
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
 	u64			runs;	/* tick (hrtimer) runs */
@@ -338,11 +341,54 @@ static struct sched_saved *sched_lookup_saved(struct sched_cpu *sc, u32 n,
 	return NULL;
 }
 
+/*
+ * Time each rotation of a plan has run, ns: after the plan's workspace,
+ * so it moves with the plan when plans are parked and taken.
+ */
+static u64 *sched_acc(struct sched_cpu *sc, void *ws)
+{
+	return (u64 *)((char *)ws + ALIGN(sc->ws_size, 8));
+}
+
+/* Charge the current rotation with its time since it began. */
+static void sched_charge(struct sched_cpu *sc, u64 now)
+{
+	if (sc->valid && sc->plan.nr_rotations > 1 &&
+	    sc->plan.nr_rotations <= SCHED_MAX_ROT && now > sc->t_rot)
+		sched_acc(sc, sc->ws)[sc->r] += now - sc->t_rot;
+	sc->t_rot = now;
+}
+
+/*
+ * The rotation to run next: the one that has run least so far, ties in
+ * cycle order from r + 1.  With regular ticks that is r + 1, and every
+ * rotation gets 1/R of the time; when ticks come early or late (timer
+ * jitter, a VM, a switch cutting a rotation short) the rotations that
+ * lost time catch up, so each group's share converges to its planned
+ * nr_runs/R instead of drifting with the jitter.
+ */
+static u32 sched_next_rot(struct sched_cpu *sc)
+{
+	u32 R = sc->plan.nr_rotations, best = (sc->r + 1) % R, k, c;
+	const u64 *acc;
+
+	if (R > SCHED_MAX_ROT)
+		return best;
+	acc = sched_acc(sc, sc->ws);
+	for (k = 2; k <= R; k++) {
+		c = (sc->r + k) % R;
+		if (acc[c] < acc[best])
+			best = c;
+	}
+	return best;
+}
+
 /* Exchange the current plan with @sv (slock held). */
 static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 {
 	u32 g, n = max(sc->nr, sv->nr);
 
+	sched_charge(sc, local_clock());	/* the leaving plan's share */
 	for (g = 0; g < n; g++)
 		swap(sc->key[g], sv->key[g]);
 	swap(sc->valid, sv->valid);
@@ -367,7 +413,7 @@ static void sched_take_saved(struct sched_cpu *sc, struct sched_saved *sv,
 	sc->hits++;
 	sc->tctx = tctx;
 	if (sc->plan.nr_rotations)
-		sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+		sc->r = sched_next_rot(sc);
 }
 
 /*
@@ -515,7 +561,8 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	sc->overflow = false;
 	if (same) {
 		if (advance && sc->plan.nr_rotations > 1) {
-			sc->r = (sc->r + 1) % sc->plan.nr_rotations;
+			sched_charge(sc, local_clock());
+			sc->r = sched_next_rot(sc);
 			sc->ticks++;
 		}
 	} else if (!sched_find_saved(sc, n, tctx, foreign)) {
@@ -590,6 +637,8 @@ static void sched_plan_work(struct work_struct *work)
 			/* sched_take_saved() advances: start at rotation 0 */
 			sc->pend.r = sc->pend.plan.nr_rotations ?
 				     sc->pend.plan.nr_rotations - 1 : 0;
+			memset(sched_acc(sc, sc->pend.ws), 0,
+			       SCHED_MAX_ROT * sizeof(u64));
 			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
 			sched_park_pend(sc);
 			sc->req_live = false;
@@ -1171,6 +1220,7 @@ int pevt_sched_init(void)
 {
 	/* + 1: the stock side's slots, planned as a pinned group */
 	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS + 1, vpmu_nr_counters());
+	size_t wsa = ALIGN(ws, 8) + SCHED_MAX_ROT * sizeof(u64);	/* + sched_acc() */
 	int cpu, i, ret = -ENOMEM;
 
 	for_each_possible_cpu(cpu) {
@@ -1185,15 +1235,15 @@ int pevt_sched_init(void)
 		raw_spin_lock_init(&sc->slock);
 		hrtimer_init(&sc->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 		sc->timer.function = pevt_sched_tick;
-		sc->ws = kvzalloc(ws, GFP_KERNEL);
+		sc->ws = kvzalloc(wsa, GFP_KERNEL);
 		if (!sc->ws)
 			goto err;
 		sc->ws_size = ws;
-		sc->pend.ws = kvzalloc(ws, GFP_KERNEL);
+		sc->pend.ws = kvzalloc(wsa, GFP_KERNEL);
 		if (!sc->pend.ws)
 			goto err;
 		for (i = 0; i < SCHED_SAVED; i++) {
-			sc->saved[i].ws = kvzalloc(ws, GFP_KERNEL);
+			sc->saved[i].ws = kvzalloc(wsa, GFP_KERNEL);
 			if (!sc->saved[i].ws)
 				goto err;
 		}

@@ -5,7 +5,7 @@
 #
 # Plot what `pevt bench fairness ... data DATA` wrote, with gnuplot: per
 # scenario, each group's share (running/enabled) as bars, one colour per
-# scheduler; per multi-interval scenario (phased), the mean estimate error
+# scheduler, and its max-min fair optimum as a black mark; per multi-interval scenario (phased), the mean estimate error
 # and the tick time per second against the multiplexing interval.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DATA OUT.svg|OUT.png [TITLE]" >&2; exit 2; }
@@ -52,7 +52,8 @@ plot_cmd() {
 	i=0
 	for s in "${shares[@]}"; do
 		echo "set title '${s% *} (${s##* } ms)'"
-		plot_cmd $i '@:xtic(1)' 2
+		# the max-min fair optimum (last column) as a black mark per group
+		echo "$(plot_cmd $i '@:xtic(1)' 2), '' index $i using (\$0):$((ns + 2)) with points pt 7 ps 0.7 lc rgb 'black' title 'optimum'"
 		i=$((i + 1))
 	done
 	echo "set style data linespoints; set logscale x 2; set autoscale y; set ytics autofreq; set offsets 0, 0, graph 0.25, 0"

@@ -6,12 +6,14 @@
  * ALWAYS_ON / ALWAYS_OFF / PINNED / ERROR rules, and for small cases a
  * brute-force minimum number of rotations over all set partitions.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
 #include "rotation.h"
+#include "pevt/fairopt.h"
 
 #define MAXG	512
 
@@ -187,10 +189,14 @@ static const char *check_plan(const struct tcase *t, const struct rot_plan *p)
 		if (p->lower_bound < 1 || p->min_rotations < p->lower_bound)
 			FAIL("min_rotations %u < lower bound %u", p->min_rotations,
 			     p->lower_bound);
-		if (!p->wrapped && R != p->min_rotations)
+		if (!p->wrapped && !p->filled && R != p->min_rotations)
 			FAIL("R %u != min_rotations %u unwrapped", R, p->min_rotations);
 		if (p->wrapped && R > nrot)
 			FAIL("wrap schedule longer (%u) than groups (%u)", R, nrot);
+		if (p->filled && R > (t->in.nr_groups > 64 ? t->in.nr_groups : 64))
+			FAIL("filled schedule of %u rotations", R);
+		if (p->filled && p->wrapped)
+			FAIL("filled and wrapped");
 	}
 
 	for (r = 0; r < R; r++) {
@@ -768,6 +774,367 @@ TEST(random_large_valid)
 		free(pl.ws);
 		free(t);
 	}
+}
+
+/* ---- the max-min fair optimum (user/lib/fairopt.c) ------------------ */
+
+static void solve_ok(struct __test_metadata *_metadata, struct tcase *t,
+		     struct pevt_fairopt *o)
+{
+	ASSERT_EQ(0, pevt_fairopt__solve(&t->in, o));
+	ASSERT_TRUE(o->exact);
+}
+
+#define SOLVE(t, o) solve_ok(_metadata, t, o)
+#define NEAR(a, b) ASSERT_LT(fabs((a) - (b)), 1e-7)
+
+TEST(fair_known_optima)
+{
+	struct pevt_fairopt o;
+	struct tcase *t;
+	u32 g;
+
+	/* 4 task + 1 CPU group on 2 counters: 2/5 each */
+	t = tc_new(2);
+	for (g = 0; g < 5; g++)
+		tc_add(t, g < 4 ? ROT_F_TASK : 0, 1, ~0ULL);
+	SOLVE(t, &o);
+	for (g = 0; g < 5; g++)
+		NEAR(o.share[g], 0.4);
+	pevt_fairopt__free(&o);
+	free(t);
+
+	/* a pair and two singles on 2 counters: the pair excludes both */
+	t = tc_new(2);
+	tc_add(t, 0, 2, ~0ULL);
+	tc_add(t, 0, 1, ~0ULL);
+	tc_add(t, 0, 1, ~0ULL);
+	SOLVE(t, &o);
+	for (g = 0; g < 3; g++)
+		NEAR(o.share[g], 0.5);
+	pevt_fairopt__free(&o);
+	free(t);
+
+	/* two singles only on counter 0, one free single, 2 counters */
+	t = tc_new(2);
+	tc_add(t, 0, 1, 1);
+	tc_add(t, 0, 1, 1);
+	tc_add(t, 0, 1, ~0ULL);
+	SOLVE(t, &o);
+	NEAR(o.share[0], 0.5);
+	NEAR(o.share[1], 0.5);
+	NEAR(o.share[2], 1);
+	pevt_fairopt__free(&o);
+	free(t);
+
+	/* 3 on 4 counters twice, 1 single: {3,1} {3,1}... 3+3 never: 1/2, 1/2, 1 */
+	t = tc_new(4);
+	tc_add(t, 0, 3, ~0ULL);
+	tc_add(t, 0, 3, ~0ULL);
+	tc_add(t, 0, 1, ~0ULL);
+	SOLVE(t, &o);
+	NEAR(o.share[0], 0.5);
+	NEAR(o.share[1], 0.5);
+	NEAR(o.share[2], 1);
+	pevt_fairopt__free(&o);
+	free(t);
+
+	/* pinned, software, error, always-off: 1, 1, 0, 0; 3 singles on the rest */
+	t = tc_new(3);
+	tc_add(t, ROT_F_PINNED, 1, ~0ULL);
+	tc_add(t, ROT_F_SOFTWARE, 1, ~0ULL);
+	tc_add(t, ROT_F_PINNED, 3, ~0ULL);
+	tc_add(t, 0, 3, ~0ULL);
+	for (g = 0; g < 3; g++)
+		tc_add(t, 0, 1, ~0ULL);
+	SOLVE(t, &o);
+	NEAR(o.share[0], 1);
+	NEAR(o.share[1], 1);
+	NEAR(o.share[2], 0);
+	NEAR(o.share[3], 0);
+	ASSERT_EQ(PEVT_FAIR_ERROR, o.state[2]);
+	ASSERT_EQ(PEVT_FAIR_ALWAYS_OFF, o.state[3]);
+	for (g = 4; g < 7; g++)
+		NEAR(o.share[g], 2.0 / 3);
+	pevt_fairopt__free(&o);
+	free(t);
+}
+
+/* The solver's schedule is real: feasible sets, weights <= 1, shares met. */
+static const char *check_optimum(const struct tcase *t, const struct pevt_fairopt *o)
+{
+	static int cls[MAXG];
+	static u32 pinned[MAXG], set[MAXG + 1];
+	static double got[MAXG];
+	double sum = 0;
+	u32 np, k, g, nr;
+
+	classify(t, cls, pinned, &np);
+	memset(got, 0, sizeof(got));
+	for (k = 0; k < o->nr_sets; k++) {
+		const u64 *s = o->sets + (size_t)k * o->words;
+
+		memcpy(set, pinned, np * sizeof(u32));
+		nr = np;
+		for (g = 0; g < t->in.nr_groups; g++) {
+			if (!((s[g / 64] >> (g % 64)) & 1))
+				continue;
+			if (cls[g] != 0)
+				FAIL("set %u holds group %u of class %d", k, g, cls[g]);
+			set[nr++] = g;
+			got[g] += o->weight[k];
+		}
+		if (!feasible(t, set, nr))
+			FAIL("set %u infeasible", k);
+		if (o->weight[k] < 0)
+			FAIL("set %u weight %g", k, o->weight[k]);
+		sum += o->weight[k];
+	}
+	if (sum > 1 + 1e-7)
+		FAIL("weights sum to %.9f", sum);
+	for (g = 0; g < t->in.nr_groups; g++) {
+		double want = cls[g] == ROT_ALWAYS_ON || cls[g] == ROT_PINNED ? 1 :
+			      cls[g] == 0 ? got[g] : 0;
+
+		if ((cls[g] == 0 && o->state[g] != PEVT_FAIR_ROTATING) ||
+		    (cls[g] == ROT_PINNED && o->state[g] != PEVT_FAIR_PINNED))
+			FAIL("group %u class %d, solver state %d", g, cls[g], o->state[g]);
+		if (cls[g] == 0 ? o->share[g] > want + 1e-7 : fabs(o->share[g] - want) > 1e-9)
+			FAIL("group %u share %.9f, schedule gives %.9f", g, o->share[g], want);
+	}
+	return NULL;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Brute force, independent of the LP: every multiset of R maximal feasible
+ * sets, R <= BF_R; the lexicographically largest sorted share vector.
+ */
+#define BF_R	6
+static u32 bf_sets[64][8], bf_nsets, bf_items[8], bf_ni;
+static u32 bf_cnt[8], bf_best_cnt[8], bf_best_r;
+
+static bool bf_better(u32 r)
+{
+	u32 a[8], b[8], i, j, x;
+
+	/* sorted counts; compare a[i]/r with b[i]/bf_best_r */
+	memcpy(a, bf_cnt, sizeof(a));
+	memcpy(b, bf_best_cnt, sizeof(b));
+	for (i = 0; i < bf_ni; i++)
+		for (j = i + 1; j < bf_ni; j++) {
+			if (a[j] < a[i]) {
+				x = a[i]; a[i] = a[j]; a[j] = x;
+			}
+			if (b[j] < b[i]) {
+				x = b[i]; b[i] = b[j]; b[j] = x;
+			}
+		}
+	if (!bf_best_r)
+		return true;
+	for (i = 0; i < bf_ni; i++) {
+		u64 l = (u64)a[i] * bf_best_r, h = (u64)b[i] * r;
+
+		if (l != h)
+			return l > h;
+	}
+	return false;
+}
+
+static void bf_multiset(u32 from, u32 left, u32 r)
+{
+	u32 k, i;
+
+	if (!left) {
+		if (bf_better(r)) {
+			memcpy(bf_best_cnt, bf_cnt, sizeof(bf_cnt));
+			bf_best_r = r;
+		}
+		return;
+	}
+	for (k = from; k < bf_nsets; k++) {
+		for (i = 0; i < bf_ni; i++)
+			bf_cnt[i] += bf_sets[k][i];
+		bf_multiset(k, left - 1, r);
+		for (i = 0; i < bf_ni; i++)
+			bf_cnt[i] -= bf_sets[k][i];
+	}
+}
+
+static void brute_optimum(const struct tcase *t, double *sorted)
+{
+	static int cls[MAXG];
+	static u32 pinned[MAXG], set[MAXG + 1];
+	u32 np, g, mask, nr, k, i, r;
+	u32 feas[256] = { 0 };
+
+	classify(t, cls, pinned, &np);
+	bf_ni = 0;
+	for (g = 0; g < t->in.nr_groups; g++)
+		if (cls[g] == 0)
+			bf_items[bf_ni++] = g;
+	for (mask = 0; mask < (1U << bf_ni); mask++) {
+		memcpy(set, pinned, np * sizeof(u32));
+		nr = np;
+		for (i = 0; i < bf_ni; i++)
+			if ((mask >> i) & 1)
+				set[nr++] = bf_items[i];
+		feas[mask] = feasible(t, set, nr);
+	}
+	bf_nsets = 0;
+	for (mask = 1; mask < (1U << bf_ni); mask++) {
+		if (!feas[mask])
+			continue;
+		for (i = 0; i < bf_ni; i++)	/* maximal: no single addition fits */
+			if (!((mask >> i) & 1) && feas[mask | 1U << i])
+				break;
+		if (i < bf_ni)
+			continue;
+		for (i = 0; i < bf_ni; i++)
+			bf_sets[bf_nsets][i] = (mask >> i) & 1;
+		bf_nsets++;
+	}
+	bf_best_r = 0;
+	memset(bf_cnt, 0, sizeof(bf_cnt));
+	for (r = 1; r <= BF_R && bf_nsets; r++)
+		bf_multiset(0, r, r);
+	for (k = 0; k < bf_ni; k++)
+		sorted[k] = bf_best_r ? (double)bf_best_cnt[k] / bf_best_r : 0;
+	qsort(sorted, bf_ni, sizeof(double), cmp_dbl);
+}
+
+/* Smallest R <= @max with every share a multiple of 1/R, else 0. */
+static u32 denominator(const double *v, u32 n, u32 max)
+{
+	u32 r, i;
+
+	for (r = 1; r <= max; r++) {
+		for (i = 0; i < n; i++)
+			if (fabs(v[i] * r - round(v[i] * r)) > 1e-6)
+				break;
+		if (i == n)
+			return r;
+	}
+	return 0;
+}
+
+TEST(fair_brute_force_small)
+{
+	u32 i, g, k, equal = 0, cases = 2000;
+	double opt[8], bf[8];
+
+	rng_state = 0x5eed;
+	for (i = 0; i < cases; i++) {
+		struct tcase *t = random_case(5, 7);
+		struct pevt_fairopt o;
+		const char *err;
+
+		SOLVE(t, &o);
+		err = check_optimum(t, &o);
+		if (err)
+			TH_LOG("case %u: %s", i, err);
+		ASSERT_EQ(NULL, err);
+		for (k = 0, g = 0; g < t->in.nr_groups; g++)
+			if (o.state[g] == PEVT_FAIR_ROTATING)
+				opt[k++] = o.share[g];
+		if (k > 6) {	/* too many for the brute force */
+			pevt_fairopt__free(&o);
+			free(t);
+			continue;
+		}
+		qsort(opt, k, sizeof(double), cmp_dbl);
+		brute_optimum(t, bf);
+		ASSERT_EQ(k, bf_ni);
+		/* no schedule of <= BF_R rotations beats the optimum ... */
+		for (g = 0; g < k && fabs(bf[g] - opt[g]) < 1e-7; g++)
+			;
+		if (g < k && bf[g] > opt[g])
+			TH_LOG("case %u: brute force beats the solver at rank %u: %.6f > %.6f",
+			       i, g, bf[g], opt[g]);
+		ASSERT_TRUE(g == k || bf[g] < opt[g]);
+		/* ... and reaches it whenever it has a denominator <= BF_R */
+		if (denominator(opt, k, BF_R)) {
+			if (g < k)
+				TH_LOG("case %u: optimum %.6f at rank %u, brute force %.6f",
+				       i, opt[g], g, bf[g]);
+			ASSERT_EQ(k, g);
+			equal++;
+		}
+		pevt_fairopt__free(&o);
+		free(t);
+	}
+	TH_LOG("%u of %u cases with an optimum of denominator <= %u matched exactly",
+	       equal, cases, BF_R);
+	ASSERT_GT(equal, cases / 2);
+}
+
+/*
+ * The planner against the optimum: long-run share nr_runs/R of every
+ * rotating group vs the solver's, on random pairs of up to 64 groups and
+ * 64 counters (mixed sizes, masks, pinned, software, CPU + task).
+ */
+static void planner_vs_optimum(struct __test_metadata *_metadata, u32 cases,
+			       u32 maxn, u32 maxg, double *max_dev, double *min_ratio,
+			       u32 *worst_case, u32 *within)
+{
+	static double opt[MAXG], got[MAXG];
+	u32 i, g;
+
+	*max_dev = 0;
+	*min_ratio = 1;
+	*within = 0;
+	for (i = 0; i < cases; i++) {
+		struct tcase *t = random_case(maxn, maxg);
+		struct pevt_fairopt o;
+		struct planned pl;
+		double ratio, dist, dev = 0;
+
+		PLAN_OK(t, &pl);
+		SOLVE(t, &o);
+		for (g = 0; g < t->in.nr_groups; g++) {
+			opt[g] = o.share[g];
+			got[g] = pl.p.state[g] >= 0 || pl.p.state[g] == ROT_PINNED ?
+				 (double)pl.p.nr_runs[g] / pl.p.nr_rotations :
+				 pl.p.state[g] == ROT_ALWAYS_ON;
+			if (fabs(got[g] - opt[g]) > dev)
+				dev = fabs(got[g] - opt[g]);
+		}
+		if (dev > *max_dev) {
+			*max_dev = dev;
+			*worst_case = i;
+		}
+		*within += dev <= 0.01;
+		pevt_fair__compare(opt, got, NULL, t->in.nr_groups, &ratio, &dist);
+		if (ratio < *min_ratio)
+			*min_ratio = ratio;
+		pevt_fairopt__free(&o);
+		free(pl.ws);
+		free(t);
+	}
+}
+
+TEST(planner_reaches_optimum)
+{
+	double dev, ratio;
+	u32 worst = 0, within;
+
+	rng_state = 0xfa1;
+	planner_vs_optimum(_metadata, 3000, 6, 9, &dev, &ratio, &worst, &within);
+	TH_LOG("small (<= 6 counters, <= 9 groups): %u of 3000 within 0.01 of the optimum; max |share - opt| %.4f (case %u), min share/opt %.4f",
+	       within, dev, worst, ratio);
+	/* before water-filling: 0.5 (packing + backfill + wrap only) */
+	ASSERT_GE(ratio, 0.66);
+	rng_state = 0xfa2;
+	planner_vs_optimum(_metadata, 300, 64, 64, &dev, &ratio, &worst, &within);
+	TH_LOG("large (<= 64 counters, <= 64 groups): %u of 300 within 0.01 of the optimum; max |share - opt| %.4f (case %u), min share/opt %.4f",
+	       within, dev, worst, ratio);
+	ASSERT_GE(ratio, 0.64);
 }
 
 /* ---- malformed input ------------------------------------------------- */

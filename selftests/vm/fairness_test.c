@@ -155,6 +155,125 @@ TEST(starvation)
 	free(json);
 }
 
+/*
+ * Mixed sizes against the max-min fair optimum (reference solver): rotid
+ * reaches min share/opt >= 0.97 on each, stock and classic printed next
+ * to it.  PEVT_FAIRNESS_ALL=1 adds every built-in.
+ */
+static const struct {
+	const char *name, *text;
+} opt_scen[] = {
+	/* 4 task + 1 CPU single on 2 slots: a wrap of 5 rotations, 2/5 each */
+	{ "mixed-wrap", "slots 2\ngroup task flexible cpu_ns\ngroup task flexible cpu_ns\n"
+	  "group task flexible syscalls\ngroup task flexible cswitch\n"
+	  "group cpu flexible cpu_ns\n" },
+	/* two triples and three singles on 4 slots: 3/7 each (R = 7) */
+	{ "mixed-3-1", "slots 4\ngroup cpu flexible cpu_ns,syscalls,cswitch\n"
+	  "group task flexible cpu_ns,syscalls,cswitch\ngroup task flexible cpu_ns\n"
+	  "group task flexible syscalls\ngroup cpu flexible cswitch\n" },
+	/* two pairs, a single held to slot 0, two free singles on 3: 3/7 */
+	{ "mixed-mask", "slots 3\ngroup cpu flexible cpu_ns,syscalls\n"
+	  "group task flexible cpu_ns,cswitch\ngroup task flexible cpu_ns mask=0x1\n"
+	  "group cpu flexible syscalls\ngroup task flexible cswitch\n" },
+};
+
+/*
+ * Under TCG on a loaded host a 1 s run leaves shares a few points off
+ * (tick jitter): rotid runs 3 s, long enough for its 0.97; stock and
+ * classic, printed for comparison only, 1 s.
+ */
+static char *opt_bench(struct __test_metadata *_metadata, const char *sched,
+		       int secs, const char *json)
+{
+	const char *all = getenv("PEVT_FAIRNESS_ALL");
+	char cmd[1024], path[64];
+	int i, len;
+	struct out r;
+
+	len = snprintf(cmd, sizeof(cmd), "pevt bench fairness sched %s duration %d "
+		       "switch none json %s", sched, secs, json);
+	for (i = 0; i < (int)(sizeof(opt_scen) / sizeof(opt_scen[0])); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/tmp/%s.scen", opt_scen[i].name);
+		f = fopen(path, "w");
+		if (!f)
+			return NULL;
+		fprintf(f, "name %s\nworkload spin\n%s", opt_scen[i].name, opt_scen[i].text);
+		fclose(f);
+		len += snprintf(cmd + len, sizeof(cmd) - len, " scenario %s", path);
+	}
+	snprintf(cmd + len, sizeof(cmd) - len, " scenario constraints%s",
+		 all && *all == '1' ? " scenario mixed-sizes scenario basic scenario starvation"
+		 " scenario pinned-fill scenario software scenario many-tasks scenario phased" : "");
+	run(&r, "%s", cmd);
+	if (r.status)
+		TH_LOG("'%s' exited %d: %s", cmd, r.status, r.err);
+	else
+		TH_LOG("%s", r.out);
+	out_free(&r);
+	return slurp(json);
+}
+
+/* Two bench runs of ~12 s each (more on the debug kernel): past 30 s. */
+FIXTURE(opt) {};
+FIXTURE_SETUP(opt) {}
+FIXTURE_TEARDOWN(opt) {}
+
+TEST_F_TIMEOUT(opt, optimum, 600)
+{
+	static const char *const builtin[] = { "constraints", "mixed-sizes", "basic",
+		"starvation", "pinned-fill", "software", "many-tasks", "phased" };
+	static const char *const sk[] = { "stock", "classic", "rotid" };
+	bool retried = false;
+	char *json[2];
+	int i, k, n = 0;
+
+	json[0] = opt_bench(_metadata, "stock,classic", 1, "/tmp/fair_opt_stock.json");
+	json[1] = opt_bench(_metadata, "rotid", 3, "/tmp/fair_opt_rotid.json");
+	ASSERT_NE(NULL, json[0]);
+	ASSERT_NE(NULL, json[1]);
+	for (i = 0; i < 11; i++) {
+		const char *name = i < 3 ? opt_scen[i].name : builtin[i - 3];
+		double mo[3], di[3];
+		char *o[3];
+
+		for (k = 0; k < 3; k++) {
+			o[k] = run_obj(json[k == 2], name, sk[k]);
+			mo[k] = num(o[k], "min_over_opt");
+			di[k] = num(o[k], "dist");
+		}
+		if (!o[2]) {
+			EXPECT_GE(i, 4);	/* only the PEVT_FAIRNESS_ALL ones may be absent */
+			continue;
+		}
+		n++;
+		TH_LOG("%-12s min/opt stock %.3f classic %.3f rotid %.3f; dist %.4f %.4f %.4f",
+		       name, mo[0], mo[1], mo[2], di[0], di[1], di[2]);
+		if (!(mo[2] >= 0.97) && !retried) {
+			/*
+			 * One more rotid run when a host under load skewed this
+			 * one (seen once on 6.1 at load 11: 0.954, the other
+			 * scenarios >= 0.995); a planner or order bug fails both.
+			 */
+			free(json[1]);
+			json[1] = opt_bench(_metadata, "rotid", 3, "/tmp/fair_opt_rotid.json");
+			ASSERT_NE(NULL, json[1]);
+			retried = true;
+			free(o[2]);
+			o[2] = run_obj(json[1], name, "rotid");
+			mo[2] = num(o[2], "min_over_opt");
+			TH_LOG("%-12s rotid again: min/opt %.3f", name, mo[2]);
+		}
+		EXPECT_GE(mo[2], 0.97) TH_LOG("%s: rotid min/opt %.3f", name, mo[2]);
+		for (k = 0; k < 3; k++)
+			free(o[k]);
+	}
+	EXPECT_GE(n, 4);
+	free(json[0]);
+	free(json[1]);
+}
+
 TEST(pinned_fill)
 {
 	char *json = bench_json(_metadata);

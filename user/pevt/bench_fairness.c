@@ -19,6 +19,9 @@
  *   share s_i    running/enabled of group i's leader
  *   Jain         (Σs)²/(n·Σs²) over the flexible groups that need slots
  *   min share    over the same groups
+ *   optimum      the max-min fair shares of the scenario (reference solver,
+ *                user/lib/fairopt.c); min/opt = min over those groups of
+ *                s_i/opt_i, dist = Σ|s_i − opt_i|/n
  *   utilization  slot-time used over slot-time there was: Σ running_i·
  *                slots_i / (N·T), T the run's length; = Σ s_i·slots_i/N
  *                when every group is enabled throughout (not so for task
@@ -54,9 +57,11 @@
 #include <linux/perf_event.h>
 #include <pevt/core.h>
 #include <pevt/evsel.h>
+#include <pevt/fairopt.h>
 #include <pevt/scenario.h>
 
 #include "main.h"
+#include "rotation.h"
 
 #define VPMU_DIR	"/sys/bus/event_source/devices/pevt_vpmu"
 #define PARAMS		"/sys/module/pevt/parameters"
@@ -98,6 +103,8 @@ struct run_result {
 	double seconds;
 	struct group_result g[PEVT_SCEN_MAX_GROUPS];
 	double jain, min_share, util, err_mean, err_max;	/* NAN: undefined */
+	double opt[PEVT_SCEN_MAX_GROUPS];	/* max-min fair optimum, NAN: none */
+	double min_opt, dist;		/* min share/opt, mean |share - opt| */
 	long long ticks;	/* -1: no instrument */
 	double tick_ns;
 	uint64_t roundtrips;
@@ -498,6 +505,58 @@ static double nan_or(double v, bool ok)
 	return ok ? v : NAN;
 }
 
+/*
+ * The max-min fair optimum of @sc (user/lib/fairopt.c), per (CPU, task)
+ * pair as the schedulers see it: with two workload tasks, task groups
+ * alternate between them (open_all()), each task is planned with the CPU
+ * groups, and a CPU group's optimum is the mean over the two pairs (the
+ * ping-pong tasks run equally long).  NAN where no optimum exists.
+ */
+static void scen_optimum(const struct pevt_scenario *sc, double *opt)
+{
+	static uint64_t masks[PEVT_SCEN_MAX_GROUPS][PEVT_SCEN_MAX_MEMBERS];
+	struct rot_group rg[PEVT_SCEN_MAX_GROUPS];
+	int idx[PEVT_SCEN_MAX_GROUPS], nt = sc->workload == PEVT_WL_PINGPONG ? 2 : 1;
+	uint64_t all = sc->slots >= 64 ? ~0ull : (1ull << sc->slots) - 1;
+	unsigned int n = sc->slots;
+	int i, j, k, t, ng, nth;
+
+	for (i = 0; i < sc->nr_groups; i++) {
+		opt[i] = sc->groups[i].task ? NAN : 0;
+		if (sc->groups[i].mask && 64 - __builtin_clzll(sc->groups[i].mask) > (int)n)
+			n = 64 - __builtin_clzll(sc->groups[i].mask);
+	}
+	for (t = 0; t < nt; t++) {
+		struct rot_input in = { rg, 0, n };
+		struct pevt_fairopt o;
+
+		for (i = 0, ng = 0, nth = 0; i < sc->nr_groups; i++) {
+			const struct pevt_scen_group *g = &sc->groups[i];
+
+			if (g->task && nth++ % nt != t)
+				continue;
+			for (j = k = 0; j < g->nr_members; j++)
+				if (src_is_vpmu(g->src[j]))
+					masks[ng][k++] = g->mask ? g->mask : all;
+			rg[ng].masks = masks[ng];
+			rg[ng].nr_members = k;
+			rg[ng].flags = (g->pinned ? ROT_F_PINNED : 0) |
+				       (k ? 0 : ROT_F_SOFTWARE) | (g->task ? ROT_F_TASK : 0);
+			idx[ng++] = i;
+		}
+		in.nr_groups = ng;
+		if (pevt_fairopt__solve(&in, &o)) {
+			for (i = 0; i < sc->nr_groups; i++)
+				opt[i] = NAN;
+			return;
+		}
+		for (k = 0; k < ng; k++)
+			opt[idx[k]] = sc->groups[idx[k]].task ? o.share[k] :
+				      opt[idx[k]] + o.share[k] / nt;
+		pevt_fairopt__free(&o);
+	}
+}
+
 static void figures(struct run_result *r)
 {
 	const struct pevt_scenario *sc = r->sc;
@@ -527,6 +586,20 @@ static void figures(struct run_result *r)
 		sq += s * s;
 		min = s < min ? s : min;
 		n++;
+	}
+	scen_optimum(sc, r->opt);
+	r->min_opt = r->dist = NAN;
+	if (!isnan(r->opt[0]) && n) {
+		double share[PEVT_SCEN_MAX_GROUPS];
+		bool use[PEVT_SCEN_MAX_GROUPS];
+
+		for (i = 0; i < sc->nr_groups; i++) {
+			share[i] = r->g[i].share;
+			use[i] = !sc->groups[i].pinned &&
+				 pevt_scen_group__slots(&sc->groups[i]);
+		}
+		pevt_fair__compare(r->opt, share, use, sc->nr_groups, &r->min_opt,
+				   &r->dist);
 	}
 	r->jain = nan_or(sq > 0 ? sum * sum / (n * sq) : 0, n > 0 && sq > 0);
 	r->min_share = nan_or(min, n > 0);
@@ -758,21 +831,30 @@ static void print_scenario(const struct run_result *rs, int n)
 	printf("\nscenario %s: %d slots, workload %s, %d groups, interval %u ms\n",
 	       sc->name, sc->slots, pevt_scen_workload__name(sc->workload),
 	       sc->nr_groups, rs[0].interval);
-	printf("  %-8s %6s %6s %6s %8s %8s %8s %9s  %s\n", "sched", "jain", "min",
-	       "util", "err-mean", "err-max", "ticks/s", "ns/tick", "shares % (group order)");
+	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s  %s\n", "sched", "jain",
+	       "min/opt", "dist", "min", "util", "err-mean", "err-max", "ticks/s",
+	       "ns/tick", "shares % (group order)");
+	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s ", "optimum", "", "", "",
+	       "", "", "", "", "", "");
+	for (g = 0; g < sc->nr_groups; g++)
+		printf(" %s%s%.1f", sc->groups[g].task ? "T" : "C",
+		       sc->groups[g].pinned ? "p" : "", 100 * rs[0].opt[g]);
+	printf("\n");
 	for (i = 0; i < n; i++) {
 		const struct run_result *r = &rs[i];
-		char j[16], mn[16], ut[16], em[16], ex[16], tk[16], tn[16];
+		char j[16], mo[16], di[16], mn[16], ut[16], em[16], ex[16], tk[16], tn[16];
 
 		fmt(j, sizeof(j), "%.3f", r->jain);
+		fmt(mo, sizeof(mo), "%.3f", r->min_opt);
+		fmt(di, sizeof(di), "%.4f", r->dist);
 		fmt(mn, sizeof(mn), "%.3f", r->min_share);
 		fmt(ut, sizeof(ut), "%.3f", r->util);
 		fmt(em, sizeof(em), "%.4f", r->err_mean);
 		fmt(ex, sizeof(ex), "%.4f", r->err_max);
 		fmt(tk, sizeof(tk), "%.0f", r->ticks >= 0 ? r->ticks / r->seconds : NAN);
 		fmt(tn, sizeof(tn), "%.0f", r->tick_ns);
-		printf("  %-8s %6s %6s %6s %8s %8s %8s %9s ", sk_name[r->sk], j, mn, ut,
-		       em, ex, tk, tn);
+		printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s ", sk_name[r->sk], j,
+		       mo, di, mn, ut, em, ex, tk, tn);
 		for (g = 0; g < sc->nr_groups; g++)
 			printf(" %s%s%.1f", sc->groups[g].task ? "T" : "C",
 			       sc->groups[g].pinned ? "p" : "", 100 * r->g[g].share);
@@ -814,6 +896,8 @@ static void json_run(FILE *f, const struct run_result *r)
 	json_num(f, "seconds", r->seconds, true);
 	json_num(f, "jain", r->jain, true);
 	json_num(f, "min_share", r->min_share, true);
+	json_num(f, "min_over_opt", r->min_opt, true);
+	json_num(f, "dist", r->dist, true);
 	json_num(f, "utilization", r->util, true);
 	json_num(f, "error_mean", r->err_mean, true);
 	json_num(f, "error_max", r->err_max, true);
@@ -830,6 +914,7 @@ static void json_run(FILE *f, const struct run_result *r)
 			g->task ? "task" : "cpu", g->pinned ? "true" : "false",
 			pevt_scen_group__slots(g));
 		json_num(f, "share", r->g[i].share, true);
+		json_num(f, "optimum", r->opt[i], true);
 		fprintf(f, "\"members\":[");
 		for (j = 0; j < g->nr_members; j++) {
 			const struct member_result *m = &r->g[i].m[j];
@@ -918,7 +1003,7 @@ static int write_data(FILE *f, const char *path, const char *release,
 				sc->groups[g].pinned ? "p" : "");
 			for (k = 0; k < nsk; k++)
 				fprintf(f, " %.4f", runs[i + k].g[g].share);
-			fprintf(f, "\n");
+			fprintf(f, " %.4f\n", runs[i].opt[g]);	/* the optimum, last */
 		}
 		fprintf(f, "\n\n");
 	}

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "rotation.h"
+#include "pevt/fairopt.h"
 
 struct scenario {
 	const char *name;
@@ -38,7 +39,12 @@ struct result {
 	double share_mean, share_min, jain_mean, jain_min;
 	unsigned long long cont, kept;	/* groups in rotations r and r+1 */
 	unsigned long long on, off, pinned, error, rotating;
+	unsigned int opt_plans, opt_inexact, opt_failed;	/* vs the optimum */
+	double ratio_mean, ratio_min, dist_mean, dev_max, opt_ms;
 };
+
+/* --opt; default 16 plans for up to 64 groups, none above (see rotation.md) */
+static int opt_plans = -1;
 
 static unsigned long long rng;
 
@@ -149,6 +155,55 @@ static void measure(const struct scenario *sc, const struct rot_group *g,
 	*jain = n ? sum * sum / (n * sum2) : 1;
 }
 
+/*
+ * The plan against the max-min fair optimum (user/lib/fairopt.c): over the
+ * flexible groups that need counters, min share/opt and mean |share - opt|.
+ */
+static int compare_opt(const struct scenario *sc, const struct rot_input *in,
+		       const struct rot_plan *p, struct result *res)
+{
+	double *opt = calloc(sc->groups + 1, sizeof(double));
+	double *got = calloc(sc->groups + 1, sizeof(double));
+	bool *use = calloc(sc->groups + 1, sizeof(bool));
+	struct pevt_fairopt o;
+	double ratio, dist, t0;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	if (!opt || !got || !use)
+		goto out;
+	t0 = now_us();
+	err = pevt_fairopt__solve(in, &o);
+	res->opt_ms += (now_us() - t0) / 1e3;
+	if (err == -EDOM) {	/* the LP did not converge: counted, not fatal */
+		res->opt_failed++;
+		err = 0;
+		goto out;
+	}
+	if (err)
+		goto out;
+	for (i = 0; i < sc->groups; i++) {
+		use[i] = p->state[i] >= 0 || p->state[i] == ROT_ALWAYS_OFF;
+		opt[i] = o.share[i];
+		got[i] = p->state[i] >= 0 ? (double)p->nr_runs[i] / p->nr_rotations : 0;
+		if (use[i] && fabs(got[i] - opt[i]) > res->dev_max)
+			res->dev_max = fabs(got[i] - opt[i]);
+	}
+	pevt_fair__compare(opt, got, use, sc->groups, &ratio, &dist);
+	res->ratio_mean += ratio;
+	res->dist_mean += dist;
+	if (ratio < res->ratio_min)
+		res->ratio_min = ratio;
+	res->opt_plans++;
+	res->opt_inexact += !o.exact;
+	pevt_fairopt__free(&o);
+out:
+	free(opt);
+	free(got);
+	free(use);
+	return err;
+}
+
 /* Groups running in rotations r and r+1 (cyclically) that keep all counters. */
 static void count_kept(const struct scenario *sc, const struct rot_group *g,
 		       const struct rot_plan *p, unsigned long long *cont,
@@ -215,7 +270,7 @@ static int run(const struct scenario *sc, struct result *res)
 		err = -EINVAL;
 		goto out;
 	}
-	res->u_min = res->share_min = res->jain_min = 1e9;
+	res->u_min = res->share_min = res->jain_min = res->ratio_min = 1e9;
 	for (cpu = 0; cpu < sc->cpus; cpu++) {
 		struct rot_plan p;
 		double t0, u, umax, u0, smin, jain;
@@ -249,6 +304,12 @@ static int run(const struct scenario *sc, struct result *res)
 			res->tick_us_max = t0;
 		measure(sc, g, &p, &u, &umax, &u0, &smin, &jain);
 		count_kept(sc, g, &p, &res->cont, &res->kept);
+		if (cpu < (unsigned int)(opt_plans >= 0 ? opt_plans :
+					 sc->groups <= 64 ? 16 : 0)) {
+			err = compare_opt(sc, &in, &p, res);
+			if (err)
+				goto out;
+		}
 		res->u_mean += u;
 		res->u0_mean += u0;
 		res->umax_mean += umax;
@@ -284,6 +345,12 @@ static int run(const struct scenario *sc, struct result *res)
 				 (sc->cpus * 99) / 100 : sc->cpus - 1];
 		res->max_us = us[sc->cpus - 1];
 	}
+	if (res->opt_plans) {
+		res->ratio_mean /= res->opt_plans;
+		res->dist_mean /= res->opt_plans;
+	} else {
+		res->ratio_mean = res->ratio_min = 1;
+	}
 	if (nticking) {
 		res->share_mean /= nticking;
 		res->jain_mean /= nticking;
@@ -300,17 +367,18 @@ out:
 
 static void print_header(void)
 {
-	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s %5s\n",
+	printf("%-10s %4s %3s %2s %3s | %8s %7s %7s %7s | %6s %6s | %6s %6s %6s %4s %5s %5s %5s | %5s %5s %5s %5s | %5s %5s %5s %5s | %7s %5s %5s %5s\n",
 	       "scenario", "cpus", "grp", "N", "con", "total_ms", "mean_us", "p99_us",
 	       "max_us", "tick_us", "tickmx", "R", "Rmin", "LB", "Rmax", "=LB%", "prov%", "wrap%",
-	       "U0", "U", "U/Umx", "Umin", "smin", "smin0", "Jain", "kept%");
+	       "U0", "U", "U/Umx", "Umin", "smin", "smin0", "Jain", "kept%",
+	       "min/opt", "mo0", "dist", "dev0");
 }
 
 static void print_row(const struct scenario *sc, const struct result *r)
 {
 	unsigned int plans = r->plans ? r->plans : 1;
 
-	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f %5.1f\n",
+	printf("%-10s %4u %3u %2u %3u | %8.2f %7.1f %7.1f %7.1f | %6.2f %6.2f | %6.2f %6.2f %6.2f %4u %5.1f %5.1f %5.1f | %5.3f %5.3f %5.3f %5.3f | %5.3f %5.3f %5.3f %5.1f | ",
 	       sc->name, sc->cpus, sc->groups, sc->counters, sc->constrained_pct,
 	       r->total_us / 1e3, r->mean_us, r->p99_us, r->max_us,
 	       r->tick_us_mean, r->tick_us_max,
@@ -320,6 +388,11 @@ static void print_row(const struct scenario *sc, const struct result *r)
 	       r->u0_mean, r->u_mean, r->u_ratio_mean, r->u_min,
 	       r->share_mean, r->share_min, r->jain_mean,
 	       r->cont ? 100.0 * r->kept / r->cont : 100.0);
+	if (r->opt_plans)
+		printf("%7.3f %5.3f %5.3f %5.3f\n", r->ratio_mean, r->ratio_min,
+		       r->dist_mean, r->dev_max);
+	else
+		printf("%7s %5s %5s %5s\n", "-", "-", "-", "-");
 }
 
 static void print_json(FILE *f, const struct scenario *sc, const struct result *r,
@@ -338,6 +411,9 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		"\"ratio_to_upper_bound_mean\": %.4f, \"packing_only_mean\": %.4f},\n"
 		"   \"min_share\": {\"mean\": %.4f, \"min\": %.4f}, \"jain\": {\"mean\": %.4f, "
 		"\"min\": %.4f},\n"
+		"   \"optimum\": {\"plans\": %u, \"inexact\": %u, \"failed\": %u, \"min_over_opt_mean\": %.4f, "
+		"\"min_over_opt_min\": %.4f, \"dist_mean\": %.5f, \"max_deviation\": %.4f, "
+		"\"solver_ms\": %.1f},\n"
 		"   \"continuing_groups\": %llu, \"continuing_groups_kept_counters\": %llu,\n"
 		"   \"groups\": {\"always_on\": %llu, \"always_off\": %llu, \"pinned\": %llu, "
 		"\"error\": %llu, \"rotating\": %llu}}%s\n",
@@ -347,7 +423,8 @@ static void print_json(FILE *f, const struct scenario *sc, const struct result *
 		r->tick_us_mean, r->tick_us_max, r->r_mean, r->rmin_mean, r->lb_mean, r->r_max, r->at_lb, r->proven,
 		r->wrapped, r->ticking, r->u_mean, r->u_min, r->umax_mean,
 		r->u_ratio_mean, r->u0_mean, r->share_mean, r->share_min, r->jain_mean,
-		r->jain_min, r->cont, r->kept, r->on, r->off, r->pinned, r->error, r->rotating,
+		r->jain_min, r->opt_plans, r->opt_inexact, r->opt_failed, r->ratio_mean, r->ratio_min,
+		r->dist_mean, r->dev_max, r->opt_ms, r->cont, r->kept, r->on, r->off, r->pinned, r->error, r->rotating,
 		last ? "" : ",");
 }
 
@@ -369,6 +446,9 @@ static void usage(FILE *f)
 "  -s, --seed N          random seed (default 1)\n"
 "      --sweep           run the preset scenarios of Documentation/rotation.md\n"
 "                        (the options above set cpus, groups and seed)\n"
+"  -o, --opt N           compare the first N plans of each scenario with the\n"
+"                        max-min fair optimum (reference solver; default 16\n"
+"                        with up to 64 groups, else 0)\n"
 "  -j, --json FILE       also write the results as JSON\n"
 "  -h, --help            this text\n"
 "\n"
@@ -382,7 +462,10 @@ static void usage(FILE *f)
 "U/Umx U over its capacity bound min(1, demand/N), Umin worst plan; smin\n"
 "mean and smin0 worst minimum share, Jain mean Jain index of the rotating\n"
 "groups, over plans with R > 1; kept%% of the groups running in rotation r\n"
-"and r+1 that keep all their counters (the tick leaves them programmed).\n"
+"and r+1 that keep all their counters (the tick leaves them programmed);\n"
+"min/opt mean and mo0 worst smallest share/optimal share, dist mean\n"
+"sum |share - opt| / n, dev0 largest |share - opt| of a group, over the\n"
+"flexible groups that need counters of the --opt plans.\n"
 "Plan time is thread CPU time.\n");
 }
 
@@ -400,6 +483,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "sweep", no_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "opt", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ }
 	};
@@ -424,7 +508,7 @@ int main(int argc, char **argv)
 	struct scenario *list;
 	FILE *jf = NULL;
 
-	while ((c = getopt_long(argc, argv, "c:g:n:m:p:w:t:k:s:j:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:g:n:m:p:w:t:k:s:j:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': one.cpus = strtoul(optarg, NULL, 0); break;
 		case 'g': one.groups = strtoul(optarg, NULL, 0); break;
@@ -437,6 +521,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'S': do_sweep = 1; break;
 		case 'j': json = optarg; break;
+		case 'o': opt_plans = atoi(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
