@@ -991,6 +991,9 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 		}
 	}
 
+	ret = perm_check_tp_raw(attr, pid != -1);
+	if (ret)
+		goto err_group;
 	if (pid != -1) {
 		task = pevt_find_task(pid);
 		if (IS_ERR(task)) {

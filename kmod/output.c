@@ -354,10 +354,12 @@ bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs)
 }
 
 /**
- * pevt_output_sample() - write one PERF_RECORD_SAMPLE for @event.
+ * pevt_output_sample_raw() - write one PERF_RECORD_SAMPLE for @event.
  * @event: an ACTIVE sampling event, on this CPU
  * @regs: registers at the sample (user or kernel), or NULL
  * @period: the period this sample stands for
+ * @raw: PERF_SAMPLE_RAW's data (a tracepoint's record), or NULL
+ * @raw_len: its length in bytes
  *
  * Runs with interrupts or preemption disabled, with @event's context lock
  * held or from its hrtimer; group members are read without locks on this
@@ -365,8 +367,8 @@ bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs)
  * the sample is not excluded (pevt_sample_excluded()) nor throttled.  A
  * sample the buffer cannot take is dropped before it is built.
  */
-void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
-			u64 period)
+void pevt_output_sample_raw(struct pevt_event *event, struct pt_regs *regs,
+			    u64 period, const void *raw, u32 raw_len)
 {
 	u64 st = event->attr.sample_type;
 	struct perf_event_header hdr;
@@ -378,6 +380,7 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	const u64 *cc = NULL;
 	struct pt_regs *uregs = NULL;
 	u16 ustack = 0;
+	u32 raw_size = 0;
 
 	hdr.type = PERF_RECORD_SAMPLE;
 	hdr.misc = regs && user_mode(regs) ? PERF_RECORD_MISC_USER :
@@ -394,6 +397,16 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		cc = pevt_callchain(event, regs);	/* callchain.c */
 		hdr.size += (1 + cc[0]) * sizeof(u64);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/*
+		 * perf_prepare_sample(): u32 size, the data, zeros up to a
+		 * u64 boundary, size counting data and zeros; an event
+		 * without raw data writes size 4 and one u32 of zeros.
+		 */
+		raw_size = round_up(raw_len + sizeof(u32), sizeof(u64)) -
+			   sizeof(u32);
+		hdr.size += sizeof(u32) + raw_size;
 	}
 	if (st & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
 		uregs = pevt_regs_user(regs, &abi);
@@ -457,6 +470,14 @@ void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
 		out_read(&h, event);
 	if (cc)
 		rb_output_copy(&h, cc, (1 + cc[0]) * sizeof(u64));
+	if (st & PERF_SAMPLE_RAW) {
+		static const u64 zero;
+
+		rb_output_put(&h, raw_size);
+		if (raw_len)
+			rb_output_copy(&h, raw, raw_len);
+		rb_output_copy(&h, &zero, raw_size - raw_len);
+	}
 	if (st & PERF_SAMPLE_REGS_USER)
 		pevt_output_regs_user(&h, &event->attr, uregs, abi);
 	if (st & PERF_SAMPLE_STACK_USER)

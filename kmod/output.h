@@ -22,8 +22,9 @@ struct file;
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |	\
 	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |		\
 	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |	\
-	 PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
-	 PERF_SAMPLE_STACK_USER | PEVT_SAMPLE_SIZE_AT_END)
+	 PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW |	\
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |		\
+	 PEVT_SAMPLE_SIZE_AT_END)
 
 int pevt_output_check_attr(const struct perf_event_attr *attr);
 
@@ -55,8 +56,13 @@ void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
 		      void (*put)(void *arg, u64 v), void *arg);
 
 bool pevt_sample_excluded(const struct pevt_event *event, struct pt_regs *regs);
-void pevt_output_sample(struct pevt_event *event, struct pt_regs *regs,
-			u64 period);
+void pevt_output_sample_raw(struct pevt_event *event, struct pt_regs *regs,
+			    u64 period, const void *raw, u32 raw_len);
+static inline void pevt_output_sample(struct pevt_event *event,
+				      struct pt_regs *regs, u64 period)
+{
+	pevt_output_sample_raw(event, regs, period, NULL, 0);
+}
 void pevt_output_comm(struct task_struct *task, const char *comm, bool exec);
 void pevt_output_task(struct task_struct *task, bool fork);
 

@@ -146,6 +146,29 @@ int perm_check_attr(const struct perf_event_attr *attr)
 }
 
 /**
+ * perm_check_tp_raw() - may the caller sample a tracepoint's raw record?
+ * @attr: the attr being opened
+ * @task: a task event (pid != -1)
+ *
+ * perf_trace_event_perm(), from perf_event_alloc() (before the CPU and
+ * task checks): a sampling tracepoint event with PERF_SAMPLE_RAW needs
+ * paranoid -1 or CAP_PERFMON, except on a task for a
+ * TRACE_EVENT_FL_CAP_ANY tracepoint (raw_syscalls:sys_enter, the only
+ * one pevt has).
+ *
+ * Return: 0 or -EPERM.
+ */
+int perm_check_tp_raw(const struct perf_event_attr *attr, bool task)
+{
+	if (attr->type != PERF_TYPE_TRACEPOINT || task ||
+	    !(attr->sample_type & PERF_SAMPLE_RAW) || !attr->sample_period)
+		return 0;
+	if (perm_paranoid() > -1 && !perfmon_capable())
+		return -EPERM;
+	return 0;
+}
+
+/**
  * perm_check_cpu() - may the caller open a CPU-wide event (pid == -1)?
  *
  * Return: 0, or -EACCES at paranoid > 0 without CAP_PERFMON

@@ -16,6 +16,7 @@ struct perm_user;
 
 int perm_check_attr(const struct perf_event_attr *attr);
 int perm_check_cpu(void);
+int perm_check_tp_raw(const struct perf_event_attr *attr, bool task);
 int perm_check_task(struct task_struct *task);
 int perm_check_group(const struct pevt_event *leader);
 struct perm_user *perm_charge(void);

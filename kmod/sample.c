@@ -19,6 +19,14 @@
  * not rate limited: each one is paid for by a system call of the
  * monitored task.
  *
+ * PERF_SAMPLE_RAW carries the tracepoint's record as perf_trace_##call()
+ * builds it: struct trace_entry (type = the tracepoint id, flags and
+ * preempt count as tracing_gen_ctx() makes them, pid), the system call
+ * number and its six arguments.  As for perf (perf_trace_event_perm()),
+ * a CPU-wide sampling event asking for it needs paranoid -1 or
+ * CAP_PERFMON (-EPERM); sys_enter is TRACE_EVENT_FL_CAP_ANY, so task
+ * events need nothing more.
+ *
  * The sampling clocks are sw.c's.
  *
  * Active tracepoint events sit on a per-CPU RCU list, added and removed by
@@ -34,6 +42,8 @@
 #include <linux/tracepoint.h>
 #include <linux/trace_events.h>
 #include <linux/sched.h>
+#include <linux/hardirq.h>
+#include <asm/syscall.h>
 
 #include "internal.h"
 #include "output.h"
@@ -52,15 +62,56 @@ static DEFINE_PER_CPU(struct hlist_head, tp_active);
 static bool tp_sys_enter_found;
 static u64 tp_sys_enter_id;
 
+/* raw_syscalls:sys_enter's record (its format file in tracefs). */
+struct tp_sys_enter_raw {
+	struct trace_entry	ent;
+	long			id;
+	unsigned long		args[6];
+};
+
+/*
+ * tracing_gen_ctx() (not exported): irq state, NMI/hardirq/softirq,
+ * BH off, need-resched bits in the flags; preempt and migrate-disable
+ * counts in the low byte, each capped at 15.
+ */
+static void tp_entry_ctx(struct trace_entry *ent)
+{
+	unsigned int pc = preempt_count(), flags = 0;
+
+	if (irqs_disabled())
+		flags |= TRACE_FLAG_IRQS_OFF;
+	if (pc & NMI_MASK)
+		flags |= TRACE_FLAG_NMI;
+	if (pc & HARDIRQ_MASK)
+		flags |= TRACE_FLAG_HARDIRQ;
+	if (in_serving_softirq())
+		flags |= TRACE_FLAG_SOFTIRQ;
+	if (softirq_count() >> (SOFTIRQ_SHIFT + 1))
+		flags |= TRACE_FLAG_BH_OFF;
+	if (tif_need_resched())
+		flags |= TRACE_FLAG_NEED_RESCHED;
+	if (test_preempt_need_resched())
+		flags |= TRACE_FLAG_PREEMPT_RESCHED;
+	ent->flags = flags;
+	ent->preempt_count = min_t(unsigned int, pc & 0xff, 0xf);
+#ifdef CONFIG_SMP
+	ent->preempt_count |= min_t(unsigned int, current->migration_disabled,
+				    0xf) << 4;
+#endif
+}
+
 /**
  * pevt_sample_sys_enter() - raw_syscalls:sys_enter, from the hook hub.
  * @regs: the user registers at the system call
+ * @id: the system call number
  */
-void pevt_sample_sys_enter(struct pt_regs *regs)
+void pevt_sample_sys_enter(struct pt_regs *regs, long id)
 {
+	struct tp_sys_enter_raw raw;
 	struct hlist_head *head;
 	struct tp_priv *p;
 	unsigned long flags;
+	bool have_raw = false;
 
 	/* Tracepoint probes run with preemption disabled: an RCU reader. */
 	head = this_cpu_ptr(&tp_active);
@@ -71,6 +122,15 @@ void pevt_sample_sys_enter(struct pt_regs *regs)
 		/* A kernel tracepoint: never in user mode (see above). */
 		if (READ_ONCE(p->stopped) || event->attr.exclude_kernel)
 			continue;
+		if (!have_raw && (event->attr.sample_type & PERF_SAMPLE_RAW)) {
+			/* Once per call, before irqs go off, as perf's probe. */
+			tp_entry_ctx(&raw.ent);
+			raw.ent.type = tp_sys_enter_id;
+			raw.ent.pid = current->pid;
+			raw.id = id;
+			syscall_get_arguments(current, regs, raw.args);
+			have_raw = true;
+		}
 		/*
 		 * ctx->lock: the sample reads the group, whose lists change
 		 * under it (IPIs from ctx_function_call() can arrive here).
@@ -80,7 +140,9 @@ void pevt_sample_sys_enter(struct pt_regs *regs)
 			local64_inc(&event->count);
 			if (period && ++p->left >= period) {
 				p->left = 0;
-				pevt_output_sample(event, regs, period);
+				pevt_output_sample_raw(event, regs, period,
+						       have_raw ? &raw : NULL,
+						       have_raw ? sizeof(raw) : 0);
 			}
 		}
 		raw_spin_unlock_irqrestore(&event->ctx->lock, flags);

@@ -225,7 +225,7 @@ static void sb_switch_probe(void *data, bool preempt, struct task_struct *prev,
 static void sb_sys_enter_probe(void *data, struct pt_regs *regs, long id)
 {
 	vpmu_hook_sys_enter(regs);
-	pevt_sample_sys_enter(regs);
+	pevt_sample_sys_enter(regs, id);
 }
 
 static void sb_rename_probe(void *data, struct task_struct *task,

@@ -22,6 +22,6 @@ void pevt_ctx_task_exit(struct task_struct *task);
 void pevt_ctx_task_exec(struct task_struct *task);
 
 /* sample.c */
-void pevt_sample_sys_enter(struct pt_regs *regs);
+void pevt_sample_sys_enter(struct pt_regs *regs, long id);
 
 #endif /* _PEVT_SIDEBAND_H */

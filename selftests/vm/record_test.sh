@@ -165,9 +165,7 @@ for b in stock pevt; do
 	if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -ge 100 ]; then
 		ok "$b: raw_syscalls:sys_enter -c 1 ($s samples)"
 		check_read "$b tracepoint" "-i $b.tp" "$s" "" "trace:tid,event,trace"
-		if [ $b = pevt ]; then
-			: # no PERF_SAMPLE_RAW on /dev/pevt yet
-		elif grep -q 'raw_syscalls:sys_enter: *NR ' s.out; then
+		if grep -q 'raw_syscalls:sys_enter: *NR ' s.out; then
 			ok "$b tracepoint: fields decoded"
 		else
 			notok "$b tracepoint: fields decoded"
@@ -252,12 +250,6 @@ for d in write uring threads; do
 			notok "--drain=$d $b -m 1: rc $rc, pevt $s samples, perf script $got"; log w.err s.err
 		fi
 		[ "$LIGHT" = 1 ] && continue
-		if [ $b = pevt ]; then
-			# Debian's perf 6.1 `report -D` segfaults on these files
-			# (tracepoint samples without RAW), whatever the drain.
-			skip "--drain=$d $b -m 1: round guarantee" "perf report -D segfaults on pevt tracepoint files"
-			continue
-		fi
 		set -- $(rounds_bad "-i d.data")
 		if [ "$1" = 0 ] && [ "$2" -gt 1 ]; then
 			ok "--drain=$d $b -m 1: $2 rounds, no record older than the round before last"

@@ -7,9 +7,8 @@
  * i-th passing i as its first argument, so that every
  * raw_syscalls:sys_enter sample carries a sequence number in its RAW
  * args.  `perf script -F trace` of each file gives the sequence numbers
- * kept: lost = N - distinct, duplicates = kept - distinct, exactly.  The
- * pevt backend has no PERF_SAMPLE_RAW yet: its rows count samples only
- * (lost = N - samples, duplicates unknown).  The loop writes its own CPU
+ * kept: lost = N - distinct, duplicates = kept - distinct, exactly, on
+ * every row (both backends write PERF_SAMPLE_RAW).  The loop writes its own CPU
  * time to FILE so the recorder's CPU time is the rest of what wait4()
  * reports for the recorder and its child.
  */
@@ -288,7 +287,6 @@ int bench_record(int argc, char **argv)
 			for (k = 0; k < 2 && nr < MAX_ROWS; k++) {
 				struct rec_row *r = &rows[nr];
 
-				/* The pevt backend has no PERF_SAMPLE_RAW: samples only. */
 				if (k == 1 && access("/dev/pevt", F_OK))
 					continue;
 				memset(r, 0, sizeof(*r));
@@ -297,7 +295,7 @@ int bench_record(int argc, char **argv)
 				snprintf(r->cmd, sizeof(r->cmd),
 					 "/proc/%d/exe record -q --backend %s --drain=%s -e raw_syscalls:sys_enter -c 1 -m %d",
 					 (int)getpid(), k ? "pevt" : "stock", dtok, m);
-				r->seq = !k;
+				r->seq = true;
 				r->pages = m;
 				nr++;
 			}

@@ -972,9 +972,8 @@ static int setup_events(struct record *r)
 		a->read_format = PERF_FORMAT_ID;
 		a->disabled = 1;
 		a->sample_id_all = 1;
-		/* /dev/pevt has no RAW yet: tracepoint samples without their fields. */
-		if (e->backend != PEVT_BACKEND_DEVICE)
-			a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
+		/* perf record: a tracepoint's fields, on both backends. */
+		a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
 		/*
 		 * The module's inherit (Documentation/inherit.md).  Not its
 		 * enable_on_exec: the module enables at sched_process_exec,
