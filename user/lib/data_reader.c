@@ -871,7 +871,7 @@ static int open_dir(struct pevt_data *d, const char *path)
 			err = map_file(buf, &base, &size);
 			if (err)
 				set_err(d, "%s: %s", buf, strerror(-err));
-			else
+			else if (size)	/* a CPU that wrote nothing: no stream */
 				err = add_stream(d, base, size, 0, size);
 		}
 		free(names[i]);

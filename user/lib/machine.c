@@ -27,6 +27,7 @@ struct pevt_machine {
 	struct pevt_thread *tids[TID_HASH];
 	struct istr *strs[STR_HASH];
 	struct pevt_dso *dsos;
+	unsigned int nr_dsos;
 	struct pevt_maps kmaps;		/* kernel maps (pid -1) */
 	char *kallsyms, *symfs;
 	bool no_buildid_cache;
@@ -167,6 +168,7 @@ static struct pevt_dso *findnew_dso(struct pevt_machine *m, const char *name)
 	}
 	dso->kernel = !strcmp(name, "[kernel.kallsyms]");
 	pthread_mutex_init(&dso->lock, NULL);
+	dso->idx = m->nr_dsos++;
 	dso->next = m->dsos;
 	m->dsos = dso;
 	return dso;

@@ -38,6 +38,7 @@ struct pevt_dso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;
 	bool adjust;			/* ET_EXEC: symbols adjusted to file offsets */
+	unsigned int idx;		/* creation order (perf compares dso pointers) */
 	struct pevt_dso *next;
 };
 
