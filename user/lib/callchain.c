@@ -369,6 +369,11 @@ static void print_graph(const struct printer *pr, const struct pevt_cc_node *roo
 		unsigned int k = 0;
 
 		for (x = v[0]; ; x = x->child) {
+			if (x == v[0] && pr->p->skip_first) {
+				if (x == end)
+					break;
+				continue;
+			}
 			if (!printed) {
 				margin(pr->f, left);
 				fputs("|\n", pr->f);

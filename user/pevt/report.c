@@ -22,6 +22,7 @@
 #include <pevt/machine.h>
 #include <pevt/ordered.h>
 
+#include "flamegraph.h"
 #include "main.h"
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
@@ -41,6 +42,8 @@ struct worker {
 	struct pevt_cc_entry *chain;	/* resolved entries, in walk order */
 	char *levels;			/* their [k]/[.] levels */
 	const struct pevt_map **map_of;	/* and maps */
+	struct pevt_cc_entry *rev;	/* the chain caller first, for flame */
+	struct flame flame;
 	size_t mode_cap;
 	uint64_t nr_bad;
 	uint64_t dropped;		/* stream offset given back up to */
@@ -58,6 +61,8 @@ struct report {
 	struct pevt_cc_param cc;	/* -g */
 	bool cc_order_set;
 	bool use_callchain;		/* print call graphs */
+	const char *flame_path;		/* --flamegraph */
+	struct flame flame;
 	bool stats;
 	size_t mem_cap;
 	struct pevt_data *d;
@@ -94,7 +99,7 @@ static int parse_sort(struct report *r, const char *arg)
 			k = PEVT_SORT_PID;
 		else if (!strcmp(tok, "dso"))
 			k = PEVT_SORT_DSO;
-		else if (!strcmp(tok, "sym") || !strcmp(tok, "symbol"))
+		else if (!strcmp(tok, "sym"))	/* perf's "symbol" adds IPC columns */
 			k = PEVT_SORT_SYM;
 		else if (!strcmp(tok, "cpu"))
 			k = PEVT_SORT_CPU;
@@ -164,12 +169,14 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 		free(w->chain);
 		free(w->levels);
 		free(w->map_of);
+		free(w->rev);
 		w->mode_cap = s->nr_callchain * 2;
 		w->modes = malloc(w->mode_cap);
 		w->chain = malloc(w->mode_cap * sizeof(*w->chain));
 		w->levels = malloc(w->mode_cap);
 		w->map_of = malloc(w->mode_cap * sizeof(*w->map_of));
-		if (!w->modes || !w->chain || !w->levels || !w->map_of) {
+		w->rev = malloc(w->mode_cap * sizeof(*w->rev));
+		if (!w->modes || !w->chain || !w->levels || !w->map_of || !w->rev) {
 			w->mode_cap = 0;
 			return -ENOMEM;
 		}
@@ -209,6 +216,37 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 	return n;
 }
 
+/* The sample's stack under its comm, outermost caller first (--flamegraph). */
+static int flame_add(struct worker *w, const struct pevt_sample *s, int n,
+		     const char *comm, const struct pevt_addr_loc *al)
+{
+	struct flame_comm *fc = flame__comm(&w->flame, comm);
+	struct pevt_cc_entry leaf = {
+		.dso = al->map ? al->map->dso : NULL, .sym = al->sym, .ip = s->ip,
+	};
+	const struct pevt_cc_entry *v = &leaf;
+	int i;
+
+	if (!fc)
+		return -ENOMEM;
+	fc->count++;
+	if (n <= 0) {
+		n = 1;		/* no (or a corrupt) callchain: the sample ip */
+	} else if (w->r->cc.caller) {
+		v = w->chain;
+	} else {
+		for (i = 0; i < n; i++)
+			w->rev[i] = w->chain[n - 1 - i];
+		v = w->rev;
+	}
+	if (!fc->root) {
+		fc->root = pevt_cc__new_root(&w->flame.arena);
+		if (!fc->root)
+			return -ENOMEM;
+	}
+	return pevt_cc__append(&w->flame.arena, fc->root, v, n, s->period);
+}
+
 static int process_sample(struct worker *w, const struct perf_event_header *ev,
 			  struct pevt_thread *t)
 {
@@ -219,6 +257,7 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 	struct pevt_hist_entry *e;
 	struct pevt_hists *h;
 	int nr_seen = 0, n, i, err;
+	bool flame;
 
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
 		w->nr_bad++;
@@ -241,12 +280,19 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 	h->nr_samples++;
 	if (r->use_children)
 		e->period_acc += s.period;
-	if (!s.nr_callchain || (!r->use_children && !r->use_callchain))
-		return 0;
-	n = resolve_chain(w, &s, t, al.level);
-	if (n == -ENOMEM)
-		return n;
-	if (n < 0)
+	flame = r->flame_path && s.evsel->idx == 0;
+	n = 0;
+	if (s.nr_callchain && (r->use_children || r->use_callchain || flame)) {
+		n = resolve_chain(w, &s, t, al.level);
+		if (n == -ENOMEM)
+			return n;
+	}
+	if (flame) {
+		err = flame_add(w, &s, n, k.comm, &al);
+		if (err)
+			return err;
+	}
+	if (n <= 0 || (!r->use_children && !r->use_callchain))
 		return 0;
 	/* the sample's own entry gets the whole chain */
 	if (r->use_callchain) {
@@ -430,6 +476,10 @@ static int run_workers(struct report *r)
 		free(w[i].chain);
 		free(w[i].levels);
 		free(w[i].map_of);
+		free(w[i].rev);
+		if (!err)
+			err = flame__merge(&r->flame, &w[i].flame);
+		flame__exit(&w[i].flame);
 	}
 	free(w);
 	return err;
@@ -614,8 +664,22 @@ static void print_stdio(struct report *r)
 			else
 				printf("  %7.2f%%", pct);
 			for (k = 0; k < r->nr_keys; k++) {
+				char buf[4096];
+				FILE *mf = fmemopen(buf, sizeof(buf), "w");
+
 				printf("  ");
-				print_key(stdout, e, r->keys[k], w[r->keys[k]]);
+				if (r->keys[k] != PEVT_SORT_SYM || k + 1 == r->nr_keys || !mf) {
+					if (mf)
+						fclose(mf);
+					print_key(stdout, e, r->keys[k], w[r->keys[k]]);
+					continue;
+				}
+				print_key(mf, e, r->keys[k], w[r->keys[k]]);
+				fputc(0, mf);
+				fclose(mf);
+				buf[sizeof(buf) - 1] = 0;
+				/* hist_entry__snprintf_alignment(): all but the last column */
+				printf("%-*s", (int)w[r->keys[k]], buf);
 			}
 			putchar('\n');
 			if (r->use_callchain)
@@ -749,6 +813,7 @@ int do_report(int argc, char **argv)
 		{ "mem-cap",		required_argument,	NULL, 'M' },
 		{ "threads",		required_argument,	NULL, 't' },
 		{ "json",		no_argument,		NULL, 'j' },
+		{ "flamegraph",		required_argument,	NULL, 'F' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -774,6 +839,8 @@ int do_report(int argc, char **argv)
 		case 's':
 			if (parse_sort(&r, optarg))
 				return -1;
+			/* perf: the graph's first entry is the row's symbol */
+			r.cc.skip_first = !strncmp(optarg, "sym", 3);
 			break;
 		case 'P':
 			/* perf's --percent-limit is the call graph threshold too */
@@ -815,6 +882,9 @@ int do_report(int argc, char **argv)
 		case 'j':
 			json_output = true;
 			break;
+		case 'F':
+			r.flame_path = optarg;
+			break;
 		case 'h':
 			return do_report_help();
 		default:
@@ -843,11 +913,17 @@ int do_report(int argc, char **argv)
 	 */
 	if (pevt_data__is_pipe(r.d))
 		r.use_children = false;
-	/* graphs: where perf shows them (not for pipes, as above) */
-	r.use_callchain = callchains && !r.callchain_none && !pevt_data__is_pipe(r.d);
-	if (inverted || (r.use_children && !r.cc_order_set))
+	r.use_callchain = callchains && !r.callchain_none;
+	/*
+	 * perf sets the caller order while parsing its options, when children
+	 * are still on unless --no-children: a pipe keeps that order.
+	 */
+	if (inverted || (!r.cc_order_set && (r.use_children ||
+					     (pevt_data__is_pipe(r.d) && r.children))))
 		r.cc.caller = true;
 
+	if (pevt_data__warning(r.d))
+		fprintf(stderr, "Warning: %s\n", pevt_data__warning(r.d));
 	r.m = pevt_machine__new(r.d, NULL);
 	if (!r.m) {
 		pevt_data__delete(r.d);
@@ -855,6 +931,10 @@ int do_report(int argc, char **argv)
 	}
 	oo.mem_cap = r.mem_cap;
 	err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	/* a pipe's attrs came with its records: graphs if they have callchains */
+	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
+		if (pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+			r.use_callchain = !r.callchain_none;
 	/* what came before an error is reported too */
 	i = run_workers(&r);
 	if (i && !err)
@@ -865,6 +945,19 @@ int do_report(int argc, char **argv)
 		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
 			pevt_data__error(r.d) ?: strerror(-err),
 			pevt_data__error(r.d) ? "" : "");
+	if (r.flame_path && r.nr_hists) {
+		char title[256];
+
+		snprintf(title, sizeof(title), "Flame graph of %s: %" PRIu64 " samples of %s",
+			 r.input, r.hists[0].nr_samples, pevt_data__evsel(r.d, 0)->name);
+		i = flamegraph__write(r.flame_path, &r.flame, title);
+		if (i) {
+			p_err("%s: %s", r.flame_path, strerror(-i));
+			if (!err)
+				err = i;
+		}
+	}
+	flame__exit(&r.flame);
 	if (r.stats)
 		print_stats(&r);
 	else if (json_output)

@@ -60,6 +60,7 @@ struct pevt_cc_param {
 	double min_percent;		/* threshold, percent */
 	unsigned int print_limit;	/* 0: no limit */
 	bool caller;			/* order: outermost caller first */
+	bool skip_first;		/* --sort sym...: the root's first entry is the row */
 };
 
 LIBPEVT_API struct pevt_cc_node *pevt_cc__new_root(struct pevt_cc_arena *a);
