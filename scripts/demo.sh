@@ -25,8 +25,14 @@ show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
 cmd="export PEVT_PROGRESS=$show; $(step bench-clock "pevt bench clock json /tmp/clock.json")"
 cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
-cmd+="; $(put clock.json); $(put output.json); $(put fairness.json); $(put fairness.dat)"
-export PEVT_STEPS="bench-clock bench-output bench-fairness"
+# Last, a recording: its report (indented: "# " lines are progress) and
+# its flame graph (build/demo/<kernel>/demo.svg).
+demo_rec="pevt record -g -e cpu-clock -F 999 -o /tmp/demo.data -- sh -c 'for i in 1 2 3 4 5 6; do ls -lR /usr/lib >/dev/null; done' >/dev/null 2>&1"
+demo_rep="pevt report -i /tmp/demo.data --no-children --percent-limit 5 | sed 's/^/    /'"
+demo_fg="pevt report -i /tmp/demo.data -g none --flamegraph /tmp/demo.svg >/dev/null"
+cmd+="; $(step report "$demo_rec && $demo_rep && $demo_fg")"
+cmd+="; $(put clock.json); $(put output.json); $(put fairness.json); $(put fairness.dat); $(put demo.svg)"
+export PEVT_STEPS="bench-clock bench-output bench-fairness report"
 kernels=(${PEVT_KERNELS:-6.1 6.12})
 t0=$(date +%s) n=0
 awki=awk
@@ -67,6 +73,11 @@ for k in "${kernels[@]}"; do
 		echo "no fairness data from kernel $k"; rc=1
 	fi
 	echo "json: $(ls "$out"/*.json 2>/dev/null | tr '\n' ' ')"
+	if grep -q '^<svg' "$out/demo.svg" 2>/dev/null; then
+		echo "flame graph of the recording: $out/demo.svg"
+	else
+		echo "no flame graph from kernel $k"; rc=1
+	fi
 done
 log "demo: done in $(dur $(( $(date +%s) - t0 )))"
 exit $rc

@@ -23,6 +23,17 @@ struct pevt_cc_chunk {
 	struct pevt_cc_node v[CHUNK_NODES];
 };
 
+/*
+ * Children are found through one hash table per arena, keyed by the
+ * parent and the entry: (dso, symbol start) when resolved, else (dso, ip).
+ * A node's children can number thousands (the callers of a kernel entry
+ * point in a system-wide recording).
+ */
+struct pevt_cc_slot {
+	const struct pevt_cc_node *parent;
+	struct pevt_cc_node *child;
+};
+
 static struct pevt_cc_node *node_new(struct pevt_cc_arena *a)
 {
 	struct pevt_cc_node *n;
@@ -46,10 +57,89 @@ struct pevt_cc_node *pevt_cc__new_root(struct pevt_cc_arena *a)
 	return node_new(a);
 }
 
+static uint64_t entry_key(const struct pevt_cc_entry *e)
+{
+	return e->sym ? e->sym->start : e->ip;
+}
+
+static size_t slot_of(const struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
+		      const struct pevt_cc_entry *e)
+{
+	uint64_t h = (uintptr_t)parent * 0x9e3779b97f4a7c15ull;
+
+	h ^= (uintptr_t)e->dso * 0xc2b2ae3d27d4eb4full;
+	h ^= (entry_key(e) + !!e->sym) * 0x165667b19e3779f9ull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return h & (a->cap - 1);
+}
+
+static bool entry_eq(const struct pevt_cc_entry *a, const struct pevt_cc_entry *b)
+{
+	return a->dso == b->dso && !a->sym == !b->sym && entry_key(a) == entry_key(b);
+}
+
+static struct pevt_cc_node *find_child(const struct pevt_cc_arena *a,
+				       const struct pevt_cc_node *parent,
+				       const struct pevt_cc_entry *e)
+{
+	size_t i;
+
+	if (!a->cap)
+		return NULL;
+	for (i = slot_of(a, parent, e); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
+		if (a->slots[i].parent == parent && entry_eq(&a->slots[i].child->e, e))
+			return a->slots[i].child;
+	return NULL;
+}
+
+static int add_slot(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
+		    struct pevt_cc_node *child)
+{
+	size_t i;
+
+	if ((a->nr + 1) * 2 > a->cap) {
+		struct pevt_cc_slot *old = a->slots;
+		size_t ocap = a->cap, j;
+
+		a->cap = a->cap ? a->cap * 2 : 4096;
+		a->slots = calloc(a->cap, sizeof(*a->slots));
+		if (!a->slots) {
+			a->slots = old;
+			a->cap = ocap;
+			return -ENOMEM;
+		}
+		for (j = 0; j < ocap; j++) {
+			if (!old[j].parent)
+				continue;
+			for (i = slot_of(a, old[j].parent, &old[j].child->e); a->slots[i].parent;
+			     i = (i + 1) & (a->cap - 1))
+				;
+			a->slots[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = slot_of(a, parent, &child->e); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
+		;
+	a->slots[i].parent = parent;
+	a->slots[i].child = child;
+	a->nr++;
+	return 0;
+}
+
 void pevt_cc_arena__splice(struct pevt_cc_arena *dst, struct pevt_cc_arena *src)
 {
 	struct pevt_cc_chunk *last;
+	size_t i;
 
+	/* src's children stay findable (their parents moved with them) */
+	for (i = 0; i < src->cap; i++)
+		if (src->slots[i].parent)
+			add_slot(dst, src->slots[i].parent, src->slots[i].child);
+	free(src->slots);
+	src->slots = NULL;
+	src->cap = src->nr = 0;
 	if (!src->chunks)
 		return;
 	if (!dst->chunks) {
@@ -74,15 +164,9 @@ void pevt_cc_arena__free(struct pevt_cc_arena *a)
 		a->chunks = n;
 	}
 	a->used = 0;
-}
-
-static bool entry_eq(const struct pevt_cc_entry *a, const struct pevt_cc_entry *b)
-{
-	if (a->dso != b->dso)
-		return false;
-	if (a->sym && b->sym)
-		return a->sym->start == b->sym->start;
-	return a->ip == b->ip;
+	free(a->slots);
+	a->slots = NULL;
+	a->cap = a->nr = 0;
 }
 
 int pevt_cc__append(struct pevt_cc_arena *a, struct pevt_cc_node *root,
@@ -94,21 +178,15 @@ int pevt_cc__append(struct pevt_cc_arena *a, struct pevt_cc_node *root,
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		struct pevt_cc_node **pp = &node->child, *c;
+		struct pevt_cc_node *c = find_child(a, node, &v[i]);
 
-		while (*pp && !entry_eq(&(*pp)->e, &v[i]))
-			pp = &(*pp)->next;
-		c = *pp;
 		if (!c) {
 			c = node_new(a);
 			if (!c)
 				return -ENOMEM;
 			c->e = v[i];
-		} else {
-			/* to the front: the hot callers are found first */
-			*pp = c->next;
-		}
-		if (c != node->child) {
+			if (add_slot(a, node, c))
+				return -ENOMEM;
 			c->next = node->child;
 			node->child = c;
 		}
@@ -130,19 +208,17 @@ void pevt_cc__merge(struct pevt_cc_arena *a, struct pevt_cc_node *dst, struct pe
 	dst->children_hit += src->children_hit;
 	dst->children_count += src->children_count;
 	for (s = src->child; s; s = sn) {
-		struct pevt_cc_node *d;
+		struct pevt_cc_node *d = find_child(a, dst, &s->e);
 
 		sn = s->next;
-		for (d = dst->child; d && !entry_eq(&d->e, &s->e); d = d->next)
-			;
 		if (d) {
 			pevt_cc__merge(a, d, s);
 		} else {
 			s->next = dst->child;
 			dst->child = s;
+			add_slot(a, dst, s);
 		}
 	}
-	(void)a;
 }
 
 /* ---- output ------------------------------------------------------------- */

@@ -32,6 +32,7 @@ struct pevt_machine {
 	char *kallsyms, *symfs;
 	bool no_buildid_cache;
 	uint64_t last_time;
+	bool modules_added;
 };
 
 static unsigned int hash_str(const char *s)
@@ -172,6 +173,49 @@ static struct pevt_dso *findnew_dso(struct pevt_machine *m, const char *name)
 	dso->next = m->dsos;
 	m->dsos = dso;
 	return dso;
+}
+
+/*
+ * machine__create_modules(): perf report maps the modules of the running
+ * system (/proc/modules) whatever the file says, over the kernel map; their
+ * symbols are kallsyms' "name\t[module]" lines (dso__split_kallsyms()).
+ */
+static int maps_insert(struct pevt_maps *maps, struct pevt_map *nm);
+
+static int add_proc_modules(struct pevt_machine *m)
+{
+	char line[512], name[128];
+	unsigned long long size, addr;
+	FILE *f;
+
+	if (m->modules_added)
+		return 0;
+	m->modules_added = true;
+	f = fopen("/proc/modules", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct pevt_map nm = { .end_time = UINT64_MAX, .identity = true };
+		char mod[160];
+
+		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
+			continue;
+		snprintf(mod, sizeof(mod), "[%s]", name);
+		nm.start = addr;
+		nm.end = addr + size;
+		nm.dso = findnew_dso(m, mod);
+		if (!nm.dso) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		nm.dso->kmodule = true;
+		if (maps_insert(&m->kmaps, &nm)) {
+			fclose(f);
+			return -ENOMEM;
+		}
+	}
+	fclose(f);
+	return 0;
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -429,6 +473,9 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 		if (!strncmp(name, "[kernel.kallsyms]", 17)) {
 			nm.dso = findnew_dso(m, "[kernel.kallsyms]");
 			nm.pgoff = 0;
+			if (!nm.dso || maps_insert(&m->kmaps, &nm))
+				return -ENOMEM;
+			return add_proc_modules(m);
 		} else {
 			/* A module or another kernel image: [name] like perf. */
 			char mod[256];
@@ -439,6 +486,10 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 			n = strcspn(b, ".");
 			snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
 			nm.dso = findnew_dso(m, mod);
+			/* kallsyms' symbols: absolute addresses */
+			if (nm.dso)
+				nm.dso->kmodule = true;
+			nm.identity = true;
 		}
 		if (!nm.dso)
 			return -ENOMEM;

@@ -39,6 +39,8 @@ struct pevt_cc_node {
 struct pevt_cc_arena {
 	struct pevt_cc_chunk *chunks;
 	size_t used;			/* nodes used in the first chunk */
+	struct pevt_cc_slot *slots;	/* (parent, entry) -> child */
+	size_t cap, nr;
 };
 
 enum pevt_cc_mode {

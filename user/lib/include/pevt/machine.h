@@ -30,6 +30,7 @@ struct pevt_dso {
 	const char *short_name;
 	char *short_buf;		/* "[JIT] tid N" */
 	bool kernel;			/* [kernel.kallsyms] */
+	bool kmodule;			/* [name]: a kernel module, kallsyms' "\t[name]" symbols */
 	bool loaded;
 	pthread_mutex_t lock;		/* symbol loading */
 	struct pevt_sym *syms;		/* sorted by start */
