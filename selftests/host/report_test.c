@@ -83,6 +83,7 @@ static int fixtures(void)
 	}
 	run(&o, "cd %s && printf '%%s' '" CG_SRC "' > cg.c && cc -O0 -fno-omit-frame-pointer"
 	    " -o cg cg.c && perf record -q -e cpu-clock -g -o cg.data ./cg"
+	    " && perf record -q -e cpu-clock -F 20000 -g -o cgf.data ./cg"
 	    " && perf record -q -e cpu-clock -g -o file.data -- " WORKLOAD
 	    " && perf record -q -e cpu-clock -g -o - -- " WORKLOAD " > pipe.data"
 	    " && perf record -q -e cpu-clock -g -z -o zstd.data -- " WORKLOAD
@@ -286,6 +287,14 @@ TEST_F_TIMEOUT(perf, callgraph, 300)
 			TH_LOG("cg.data %s:\n%s", args[i], log);
 		EXPECT_EQ(0, n);
 	}
+	/* 20 kHz: merged from several workers */
+	for (i = 0; i < 4; i++) {
+		int n = report_diff("cgf.data", args[i], EXACT, log, sizeof(log));
+
+		if (n)
+			TH_LOG("cgf.data %s:\n%s", args[i], log);
+		EXPECT_EQ(0, n);
+	}
 	/* the tree is there: spin under leaf_d under mid_b under main */
 	run(&o, "cd %s && %s report -i cg.data --no-children -g folded", dir, pevt_bin);
 	EXPECT_NE(NULL, strstr(o.out, "spin;leaf_d;mid_b;main")) TH_LOG("%s", o.out);
@@ -415,7 +424,10 @@ TEST_F_TIMEOUT(perf, flamegraph, 300)
 /* The same bytes for any number of threads, with and without children. */
 TEST_F_TIMEOUT(perf, threads_identical, 300)
 {
-	static const char *const files[] = { "file.data", "zstd.data", "pipe.data", "dir.data" };
+	/* cgf.data: thousands of samples, so several workers, whose graphs merge */
+	static const char *const files[] = {
+		"file.data", "zstd.data", "pipe.data", "dir.data", "cgf.data",
+	};
 	static const char *const modes[] = {
 		"--children -g none", "--no-children -g none --sort pid", "--children",
 		"--no-children -g folded", "-g fractal,0.1,callee",

@@ -143,7 +143,8 @@ void pevt_cc_arena__splice(struct pevt_cc_arena *dst, struct pevt_cc_arena *src)
 	if (!src->chunks)
 		return;
 	if (!dst->chunks) {
-		*dst = *src;
+		dst->chunks = src->chunks;
+		dst->used = src->used;
 	} else {
 		/* src's chunks go behind dst's first (partly used) one */
 		for (last = src->chunks; last->next; last = last->next)
