@@ -261,7 +261,11 @@ static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32
 	t->tid = tid;
 	t->start = start;
 	t->end = UINT64_MAX;
-	snprintf(buf, sizeof(buf), ":%d", tid);
+	/* perf report registers the idle task as "swapper" (machine__idle_thread()) */
+	if (tid)
+		snprintf(buf, sizeof(buf), ":%d", tid);
+	else
+		snprintf(buf, sizeof(buf), "swapper");
 	if (set_comm(m, t, buf, 0, false)) {
 		free(t);
 		return NULL;
