@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,8 +288,14 @@ static const struct pevt_cc_node **sorted_children(const struct printer *pr,
 		*nr = 0;
 		return NULL;
 	}
-	if (pr->p->mode == PEVT_CC_GRAPH_REL)
-		min_hit = ceil(n->children_hit * (pr->p->min_percent / 100.0));
+	if (pr->p->mode == PEVT_CC_GRAPH_REL) {
+		/* ceil(), without libm for the library's users */
+		double x = n->children_hit * (pr->p->min_percent / 100.0);
+
+		min_hit = x;
+		if (min_hit < x)
+			min_hit++;
+	}
 	k = 0;
 	for (c = n->child; c; c = c->next)
 		if (cumul(c) >= min_hit)
