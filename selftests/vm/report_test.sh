@@ -5,7 +5,8 @@
 # recorded there by Debian's perf and one recorded by pevt record (the
 # stock backend, and the pevt backend when /dev/pevt is there), both with
 # callchains:
-# - the self histogram (--no-children -g none) byte for byte;
+# - the self histogram (--no-children -g none) byte for byte, but for the
+#   rows of module symbols (below);
 # - the default output (children with call graphs): the same lines as a
 #   multiset, without the drawing of the graphs and without garbage
 #   addresses (Documentation/report.md: equal rows and graph siblings in
@@ -40,10 +41,23 @@ BUSY="sh -c 'i=0; while [ \$i -lt 6000 ]; do i=\$((i+1)); done; ls -lR /etc /bin
 # and its uninitialized "(inlined)" flag
 perf_out() { perf report --stdio -i $1 $2 2>p.err | grep -v '(Tip\|(Cannot load tips' | sed 's/\[\.\.\.\] (inlined)$/[...]/'; }
 pevt_out() { pevt report --stdio -i $1 $2 2>q.err | grep -v '(Tip'; }
+# Symbols of modules (pevt.ko): perf 6.1 leaves samples there unresolved
+# in this guest (no /lib/modules), pevt names them from kallsyms
+# (Documentation/report.md); their lines are left out on both sides.
+grep '\[[a-z_0-9]*\]$' /proc/kallsyms | awk '{ print $3 }' >modsyms
+echo "no module symbol here" >>modsyms
+
+# rows of module symbols (and perf's unresolved module addresses) dropped
+nomod() {
+	awk 'NR == FNR { m[$1]; next } !($NF in m) && !/\[unknown\] +\[k\] 0x/' modsyms -
+}
+
 # as a multiset: rows of garbage addresses and their graphs dropped
 lines() {
 	awk '/^ +[0-9]+\.[0-9]+%/ { skip = /\[unknown\] +\[.\] [0-9a-fx]+$/ } !skip' |
-		grep -v -- '0x[0-9a-f]\{13,\}$' | sed 's/^[ |-]*//' | sort
+		grep -v -- '0x[0-9a-f]\{13,\}$' | sed 's/^[ |-]*//' |
+		awk 'NR == FNR { m[$1]; next } { n = $NF; sub(/^.*--/, "", n) } !(n in m)' modsyms - |
+		sort
 }
 
 # compare NAME FILE WHAT: WHAT is "default" (bytes and the default
@@ -51,13 +65,13 @@ lines() {
 compare() {
 	name=$1 f=$2 what=$3
 	if [ "$what" != graphs ]; then
-		perf_out $f "--no-children -g none" >a
-		pevt_out $f "--no-children -g none" >b
+		perf_out $f "--no-children -g none" | nomod >a
+		pevt_out $f "--no-children -g none" | nomod >b
 		if [ -s a ] && grep -q '^# Samples' a && cmp -s a b; then
 			ok "$name: --no-children -g none: perf's bytes ($(wc -l <a) lines)"
 		else
 			notok "$name: --no-children -g none differs ($(wc -l <a) and $(wc -l <b) lines)"
-			diff a b | grep '^[<>]' | head -30 | log; log p.err q.err
+			{ cmp a b; diff -U0 a b | head -40; } 2>&1 | log; log p.err q.err
 		fi
 	fi
 	graphs=""
@@ -71,7 +85,7 @@ compare() {
 		elif cmp -s a b; then
 			skip "$name: '$args' with call graphs" "perf shows no call graph for this file"
 		else
-			notok "$name: '$args' with call graphs differs"; diff a b | grep '^[<>]' | head -30 | log
+			notok "$name: '$args' with call graphs differs"; { cmp a b; diff -U0 a b | head -40; } 2>&1 | log
 		fi
 	done
 }
