@@ -488,7 +488,10 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 
 			b = b ? b + 1 : name;
 			n = strcspn(b, ".");
-			snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
+			if (b[0] == '[' && n && b[n - 1] == ']')
+				snprintf(mod, sizeof(mod), "%.*s", (int)n, b);	/* "[pevt]" */
+			else
+				snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
 			nm.dso = findnew_dso(m, mod);
 			/* kallsyms' symbols: absolute addresses */
 			if (nm.dso)
