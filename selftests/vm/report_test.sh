@@ -52,9 +52,11 @@ nomod() {
 	awk 'NR == FNR { m[$1]; next } !($NF in m) && !/\[unknown\] +\[k\] 0x/' modsyms -
 }
 
-# as a multiset: rows of garbage addresses and their graphs dropped
+# as a multiset: rows of garbage addresses and their graphs dropped, and
+# the column header lines (their widths count the module rows left out)
 lines() {
 	awk '/^ +[0-9]+\.[0-9]+%/ { skip = /\[unknown\] +\[.\] [0-9a-fx]+$/ } !skip' |
+		grep -v '^# \(\.\.\.\|Children \|Overhead \)' |
 		grep -v -- '0x[0-9a-f]\{13,\}$' | sed 's/^[ |-]*//' |
 		awk 'NR == FNR { m[$1]; next } { n = $NF; sub(/^.*--/, "", n) } !(n in m)' modsyms - |
 		sort
