@@ -28,9 +28,15 @@ cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
 # The record table: perf record vs pevt record (small: 50000 calls, 2 drains).
 cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring json /tmp/record.json")"
+# Last, a recording: its report (indented: "# " lines are progress) and
+# its flame graph (build/demo/<kernel>/demo.svg).
+demo_rec="pevt record -g -e cpu-clock -F 999 -o /tmp/demo.data -- sh -c 'for i in 1 2 3 4 5 6; do ls -lR /usr/lib >/dev/null; done' >/dev/null 2>&1"
+demo_rep="pevt report -i /tmp/demo.data --no-children --percent-limit 5 | sed 's/^/    /'"
+demo_fg="pevt report -i /tmp/demo.data -g none --flamegraph /tmp/demo.svg >/dev/null"
+cmd+="; $(step report "$demo_rec && $demo_rep && $demo_fg")"
 cmd+="; $(put clock.json); $(put output.json); $(put fairness.json); $(put fairness.dat)"
-cmd+="; $(put record.json)"
-export PEVT_STEPS="bench-clock bench-output bench-fairness bench-record"
+cmd+="; $(put record.json); $(put demo.svg)"
+export PEVT_STEPS="bench-clock bench-output bench-fairness bench-record report"
 kernels=(${PEVT_KERNELS:-6.1 6.12})
 t0=$(date +%s) n=0
 awki=awk
@@ -71,6 +77,11 @@ for k in "${kernels[@]}"; do
 		echo "no fairness data from kernel $k"; rc=1
 	fi
 	echo "json: $(ls "$out"/*.json 2>/dev/null | tr '\n' ' ')"
+	if grep -q '^<svg' "$out/demo.svg" 2>/dev/null; then
+		echo "flame graph of the recording: $out/demo.svg"
+	else
+		echo "no flame graph from kernel $k"; rc=1
+	fi
 done
 log "demo: done in $(dur $(( $(date +%s) - t0 )))"
 exit $rc

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,23 @@
 
 #include "kselftest_harness.h"
 #include "run_cmd.h"
+
+/* A frame-pointer program with a known call tree (and a recursion). */
+#define CG_SRC \
+	"#include <stdlib.h>\n" \
+	"static volatile unsigned long sink;\n" \
+	"__attribute__((noinline)) static void spin(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i; }\n" \
+	"__attribute__((noinline)) static void leaf_c(unsigned long n) { spin(n); sink++; }\n" \
+	"__attribute__((noinline)) static void leaf_d(unsigned long n) { spin(n); sink++; }\n" \
+	"__attribute__((noinline)) static void mid_a(unsigned long n) { leaf_c(n); sink++; }\n" \
+	"__attribute__((noinline)) static void mid_b(unsigned long n) { leaf_c(n / 2); leaf_d(n); }\n" \
+	"__attribute__((noinline)) static void rec(int d, unsigned long n) { if (d) rec(d - 1, n); else spin(n); sink++; }\n" \
+	"int main(int argc, char **argv)\n" \
+	"{\n" \
+	"	unsigned long n = argc > 1 ? strtoul(argv[1], 0, 0) : 20000000;\n" \
+	"	for (int i = 0; i < 4; i++) { mid_a(n); mid_b(n); rec(3, n / 4); }\n" \
+	"	return 0;\n" \
+	"}\n"
 
 #define WORKLOAD "sh -c 'for i in $(seq 1 20); do ls /usr/bin >/dev/null; done; " \
 		 "dd if=/dev/urandom bs=1M count=3 2>/dev/null | gzip >/dev/null'"
@@ -63,7 +81,10 @@ static int fixtures(void)
 			usleep(100000);
 		return access(done, F_OK) ? -ETIMEDOUT : 0;
 	}
-	run(&o, "cd %s && perf record -q -e cpu-clock -g -o file.data -- " WORKLOAD
+	run(&o, "cd %s && printf '%%s' '" CG_SRC "' > cg.c && cc -O0 -fno-omit-frame-pointer"
+	    " -o cg cg.c && perf record -q -e cpu-clock -g -o cg.data ./cg"
+	    " && perf record -q -e cpu-clock -F 20000 -g -o cgf.data ./cg"
+	    " && perf record -q -e cpu-clock -g -o file.data -- " WORKLOAD
 	    " && perf record -q -e cpu-clock -g -o - -- " WORKLOAD " > pipe.data"
 	    " && perf record -q -e cpu-clock -g -z -o zstd.data -- " WORKLOAD
 	    " && perf record -q -e cpu-clock -g --threads -o dir.data -- " WORKLOAD
@@ -79,22 +100,31 @@ static int fixtures(void)
 			SKIP(return, "no /usr/bin/perf, pevt or perf record failed"); \
 	} while (0)
 
+enum { EXACT, ROWS, LINES };
+
 /*
  * Number of differing lines between perf report and pevt report (the
- * random "Tip" line dropped); @sorted compares the rows as sets.
+ * random "Tip" line dropped, and perf's uninitialized "(inlined)" flag
+ * of its "[...]" line); ROWS compares the rows as sets, LINES all lines
+ * (without the graphs' drawing) as a multiset without the rows of
+ * garbage addresses and their graphs, nor garbage addresses (graph siblings of different DSOs with equal periods
+ * come in perf's heap-address order, see Documentation/report.md).
  */
-static int report_diff(const char *file, const char *args, bool sorted, char *log, size_t sz)
+static int report_diff(const char *file, const char *args, int mode, char *log, size_t sz)
 {
 	/*
 	 * As sets, without rows of unresolved addresses outside any map:
 	 * perf's signed address comparison is not transitive for addresses
 	 * 2^63 apart (garbage frames), which can split one entry in two.
 	 */
-	const char *s = sorted ? " | grep -v '\\[unknown\\]  *\\[.\\] [0-9a-fx]*$' | sort" : "";
+	const char *s = mode == ROWS ? " | grep -v '\\[unknown\\]  *\\[.\\] [0-9a-fx]*$' | sort" :
+			mode == LINES ? " | awk '/^ +[0-9]+\\.[0-9]+%/ { skip = /\\[unknown\\] +\\[.\\] [0-9a-fx]+$/ } !skip'"
+					" | grep -v -- '0x[0-9a-f]\\{13,\\}$' | sed 's/^[ |-]*//' | sort" : "";
 	struct out o;
 	int n;
 
-	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null | grep -v '(Tip' %s > a.%d"
+	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null | grep -v '(Tip'"
+	    " | sed 's/\\[\\.\\.\\.\\] (inlined)$/[...]/' %s > a.%d"
 	    " && %s report --stdio -i %s %s 2>/dev/null | grep -v '(Tip' %s > b.%d;"
 	    " diff a.%d b.%d | head -6 >&2; diff a.%d b.%d | grep -c '^[<>]'",
 	    dir, file, args, s, getpid(), pevt_bin, file, args, s, getpid(),
@@ -124,20 +154,55 @@ static const char *const set_args[] = {
 	"--children -g none --percent-limit 0.5",
 };
 
+/* Call graphs without children. */
+static const char *const graph_exact_args[] = {
+	"--no-children",
+	"--no-children -g fractal",
+	"--no-children -g flat",
+	"--no-children -g folded",
+	"--no-children -g caller,0.1",
+	"--no-children --sort dso,sym -g graph,0.5,callee,function,period",
+};
+
+/* With children. */
+static const char *const graph_set_args[] = {
+	"",
+	"-g callee",
+	"-g fractal,1",
+	"-g folded",
+	"--sort dso,sym",
+	"--percent-limit 2",
+};
+
 static void compare_all(struct __test_metadata *_metadata, const char *file, bool children)
 {
 	char log[4096];
 	size_t i;
 
+	for (i = 0; children && i < sizeof(graph_exact_args) / sizeof(graph_exact_args[0]); i++) {
+		int n = report_diff(file, graph_exact_args[i], LINES, log, sizeof(log));
+
+		if (n)
+			TH_LOG("%s %s:\n%s", file, graph_exact_args[i], log);
+		EXPECT_EQ(0, n);
+	}
+	for (i = 0; children && i < sizeof(graph_set_args) / sizeof(graph_set_args[0]); i++) {
+		int n = report_diff(file, graph_set_args[i], LINES, log, sizeof(log));
+
+		if (n)
+			TH_LOG("%s %s:\n%s", file, graph_set_args[i], log);
+		EXPECT_EQ(0, n);
+	}
+
 	for (i = 0; i < sizeof(exact_args) / sizeof(exact_args[0]); i++) {
-		int n = report_diff(file, exact_args[i], false, log, sizeof(log));
+		int n = report_diff(file, exact_args[i], EXACT, log, sizeof(log));
 
 		if (n)
 			TH_LOG("%s %s:\n%s", file, exact_args[i], log);
 		EXPECT_EQ(0, n);
 	}
 	for (i = 0; children && i < sizeof(set_args) / sizeof(set_args[0]); i++) {
-		int n = report_diff(file, set_args[i], true, log, sizeof(log));
+		int n = report_diff(file, set_args[i], ROWS, log, sizeof(log));
 
 		if (n)
 			TH_LOG("%s %s:\n%s", file, set_args[i], log);
@@ -192,15 +257,181 @@ TEST_F_TIMEOUT(perf, no_callchains, 300)
 	NEED_FIXTURES();
 	compare_all(_metadata, "nocg.data", false);
 	/* the default (no options) too: no callchains, no children */
-	n = report_diff("nocg.data", "", false, log, sizeof(log));
+	n = report_diff("nocg.data", "", EXACT, log, sizeof(log));
 	EXPECT_EQ(0, n) TH_LOG("%s", log);
+}
+
+/*
+ * Call graphs of a program with a known call tree (main -> mid_a ->
+ * leaf_c -> spin, main -> mid_b -> leaf_c/leaf_d -> spin, a recursion):
+ * perf's bytes in every mode, with and without children.
+ */
+TEST_F_TIMEOUT(perf, callgraph, 300)
+{
+	static const char *const args[] = {
+		"", "--children", "--no-children", "-g callee", "-g caller --no-children",
+		"-g fractal", "-g fractal,0,callee --no-children", "-g flat", "-g folded",
+		"-g graph,0.1", "-g graph,0.5,2", "-g count", "-g period", "-G",
+		"--percent-limit 1", "--sort dso,sym", "--sort sym", "--sort pid",
+		"--no-children --sort comm,dso -g fractal,0.05,count",
+	};
+	char log[4096];
+	struct out o;
+	size_t i;
+
+	NEED_FIXTURES();
+	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		int n = report_diff("cg.data", args[i], EXACT, log, sizeof(log));
+
+		if (n)
+			TH_LOG("cg.data %s:\n%s", args[i], log);
+		EXPECT_EQ(0, n);
+	}
+	/* 20 kHz: merged from several workers */
+	for (i = 0; i < 4; i++) {
+		int n = report_diff("cgf.data", args[i], EXACT, log, sizeof(log));
+
+		if (n)
+			TH_LOG("cgf.data %s:\n%s", args[i], log);
+		EXPECT_EQ(0, n);
+	}
+	/* the tree is there: spin under leaf_d under mid_b under main */
+	run(&o, "cd %s && %s report -i cg.data --no-children -g folded", dir, pevt_bin);
+	EXPECT_NE(NULL, strstr(o.out, "spin;leaf_d;mid_b;main")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "spin;rec;rec;rec;rec;main")) TH_LOG("%s", o.out);
+	out_free(&o);
+}
+
+/* ---- --flamegraph ---- */
+
+struct frame {
+	char name[256], path[8192];
+	unsigned long count;
+	double x, w;
+	int y;
+};
+
+/* The frames of a pevt flame graph; their paths from x/y nesting. */
+static int svg_frames(const char *svg, struct frame *f, int max)
+{
+	const char *p = svg;
+	int n = 0, i, j;
+
+	while (n < max && (p = strstr(p, "<g><title>"))) {
+		const char *t = p + 10, *e = strstr(t, " samples, ");
+		const char *r = strstr(t, "<rect x=\"");
+		const char *open;
+
+		if (!e || !r)
+			break;
+		/* "NAME (N samples, P%)": the last " (" before " samples" */
+		for (open = e; open > t && open[0] != '('; open--)
+			;
+		snprintf(f[n].name, sizeof(f[n].name), "%.*s", (int)(open - 1 - t), t);
+		f[n].count = strtoul(open + 1, NULL, 10);
+		if (sscanf(r, "<rect x=\"%lf\" y=\"%d\" width=\"%lf\"", &f[n].x, &f[n].y, &f[n].w) != 3)
+			break;
+		n++;
+		p = r;
+	}
+	/* parents are one row below (y + 16) and contain the frame's x */
+	for (i = 0; i < n; i++) {
+		int parent = -1;
+
+		for (j = 0; j < i; j++)
+			if (f[j].y == f[i].y + 16 && f[j].x <= f[i].x + 0.005 &&
+			    f[i].x < f[j].x + f[j].w - 0.005)
+				parent = j;
+		f[i].path[0] = 0;
+		if (parent >= 0 && strlen(f[parent].path) + 2 < sizeof(f[i].path)) {
+			strcat(f[i].path, f[parent].path);
+			strcat(f[i].path, ";");
+		}
+		strncat(f[i].path, f[i].name, sizeof(f[i].path) - strlen(f[i].path) - 1);
+	}
+	return n;
+}
+
+/*
+ * The flame graph of the call tree program: one self-contained SVG (no
+ * script, no external reference), each frame as wide as its samples, and
+ * each frame's samples those of perf's folded stacks with that prefix.
+ */
+TEST_F_TIMEOUT(perf, flamegraph, 300)
+{
+	static struct frame f[4096];
+	static struct {
+		char path[4096];
+		unsigned long count;
+	} st[4096];
+	unsigned long total = 0, expect;
+	char comm[256] = "", *line, *save = NULL;
+	struct out o, pf;
+	int n, i, nr = 0, checked = 0;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && %s report -i cg.data --flamegraph cg.svg >/dev/null && cat cg.svg",
+	    dir, pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, strncmp(o.out, "<?xml", 5));
+	EXPECT_NE(NULL, strstr(o.out, "<svg "));
+	EXPECT_NE(NULL, strstr(o.out, "</svg>\n"));
+	EXPECT_EQ(NULL, strstr(o.out, "<script"));
+	EXPECT_EQ(NULL, strstr(o.out, "href"));
+	EXPECT_EQ(NULL, strstr(o.out, "url("));
+	EXPECT_EQ(NULL, strstr(o.out, "@import"));
+	n = svg_frames(o.out, f, 4096);
+	ASSERT_GT(n, 5);
+	ASSERT_EQ(0, strcmp(f[0].name, "all"));
+	total = f[0].count;
+	for (i = 0; i < n; i++) {
+		/* 1180 pixels for all samples, 2 decimals */
+		EXPECT_TRUE(fabs(f[i].count * 1180.0 / total - f[i].w) < 0.006)
+			TH_LOG("%s: %lu samples, %.2f px", f[i].path, f[i].count, f[i].w);
+	}
+	/* perf's folded stacks, caller first, per comm: "comm;stack count" */
+	run(&pf, "cd %s && perf report --stdio -i cg.data --no-children --sort comm"
+	    " -g folded,0,caller,count 2>/dev/null", dir);
+	for (line = strtok_r(pf.out, "\n", &save); line && nr < 4096;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char stack[3000];
+
+		if (sscanf(line, " %*f%% %255s", comm) == 1)
+			continue;
+		if (sscanf(line, "%lu %2999s", &st[nr].count, stack) != 2)
+			continue;
+		snprintf(st[nr].path, sizeof(st[nr].path), "all;%s;%s;", comm, stack);
+		nr++;
+	}
+	ASSERT_GT(nr, 2) TH_LOG("%s", pf.err);
+	for (i = 0; i < n; i++) {
+		char pfx[8200];
+		int k;
+
+		snprintf(pfx, sizeof(pfx), "%s;", f[i].path);
+		expect = 0;
+		for (k = 0; k < nr; k++)
+			if (!strncmp(st[k].path, pfx, strlen(pfx)))
+				expect += st[k].count;
+		EXPECT_EQ(expect, f[i].count) TH_LOG("%s", f[i].path);
+		checked++;
+	}
+	EXPECT_GT(checked, 5);
+	out_free(&pf);
+	out_free(&o);
 }
 
 /* The same bytes for any number of threads, with and without children. */
 TEST_F_TIMEOUT(perf, threads_identical, 300)
 {
-	static const char *const files[] = { "file.data", "zstd.data", "pipe.data", "dir.data" };
-	static const char *const modes[] = { "--children -g none", "--no-children -g none --sort pid" };
+	/* cgf.data: thousands of samples, so several workers, whose graphs merge */
+	static const char *const files[] = {
+		"file.data", "zstd.data", "pipe.data", "dir.data", "cgf.data",
+	};
+	static const char *const modes[] = {
+		"--children -g none", "--no-children -g none --sort pid", "--children",
+		"--no-children -g folded", "-g fractal,0.1,callee",
+	};
 	struct out o;
 	size_t f, m;
 
@@ -249,6 +480,36 @@ TEST_F_TIMEOUT(perf, truncated_file, 300)
 	EXPECT_NE(NULL, strstr(o.err, "truncated")) TH_LOG("%s", o.err);
 	EXPECT_NE(NULL, strstr(o.err, "at offset 0x")) TH_LOG("%s", o.err);
 	EXPECT_NE(NULL, strstr(o.out, "# Samples: ")) TH_LOG("%s", o.out);
+	out_free(&o);
+}
+
+/*
+ * A recording whose perf record was killed (-9): the header's data size
+ * is still 0.  perf report gives up on it; pevt reads the records up to
+ * the last complete round and says so.
+ */
+TEST_F_TIMEOUT(perf, killed_recording, 300)
+{
+	struct out o;
+
+	NEED_FIXTURES();
+	/* small buffers (-m 8): perf writes a round every few ms */
+	run(&o, "cd %s && (perf record -q -m 8 -e cpu-clock -g -o killed.data --"
+	    " timeout 5 sh -c 'while :; do :; done' >/dev/null 2>&1 & pid=$!; sleep 3;"
+	    " kill -9 $pid; wait $pid; sleep 2) 2>/dev/null; od -A d -t u8 -j 48 -N 8 killed.data", dir);
+	/* the data size field (offset 48) was never written */
+	ASSERT_NE(NULL, strstr(o.out, "0000048                    0")) TH_LOG("%s", o.out);
+	out_free(&o);
+	run(&o, "cd %s && %s report -i killed.data --no-children -g none --stats", dir, pevt_bin);
+	EXPECT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_NE(NULL, strstr(o.err, "data size 0")) TH_LOG("%s", o.err);
+	EXPECT_NE(NULL, strstr(o.err, "up to the last complete round")) TH_LOG("%s", o.err);
+	EXPECT_NE(NULL, strstr(o.out, "FINISHED_ROUND events:")) TH_LOG("%s", o.out);
+	out_free(&o);
+	run(&o, "cd %s && %s report -i killed.data --stats 2>/dev/null | grep 'SAMPLE events:'"
+	    " | head -1 | awk '{ print $3 }'", dir, pevt_bin);
+	/* about a second of a busy loop at 4 kHz, written round by round */
+	EXPECT_GT(atoi(o.out), 100) TH_LOG("%s", o.out);
 	out_free(&o);
 }
 

@@ -61,6 +61,7 @@ struct pevt_data {
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	struct pevt_data_stats stats;
 	char err[256];
+	char warn[256];			/* salvaged a killed recording */
 };
 
 static void set_err(struct pevt_data *d, const char *fmt, ...)
@@ -805,6 +806,37 @@ static int open_file(struct pevt_data *d, const char *path)
 			goto bad_err;
 		return 0;
 	}
+	if (!d->hdr.data.size && size > d->hdr.data.offset) {
+		/*
+		 * perf record writes the data size at the end: 0 means it was
+		 * killed.  Salvage the records up to the last complete round
+		 * (everything older was flushed whole), or up to the last
+		 * complete record without rounds.
+		 */
+		uint64_t pos = d->hdr.data.offset, last = pos, round = 0;
+		struct perf_event_header h;
+
+		while (size - pos >= sizeof(h)) {
+			memcpy(&h, base + pos, sizeof(h));
+			if (h.size < sizeof(h) || h.size > size - pos)
+				break;
+			pos += h.size;
+			last = pos;
+			if (h.type == PERF_RECORD_FINISHED_ROUND)
+				round = pos;
+		}
+		if (round)
+			last = round;
+		snprintf(d->warn, sizeof(d->warn),
+			 "%s: data size 0 in the header (recording killed?): reading the %" PRIu64
+			 " bytes at offset %#" PRIx64 " up to the last complete %s, %zu bytes after "
+			 "it ignored", path, (uint64_t)(last - d->hdr.data.offset), (uint64_t)d->hdr.data.offset,
+			 round ? "round" : "record", (size_t)(size - last));
+		err = add_stream(d, base, size, d->hdr.data.offset, last - d->hdr.data.offset);
+		if (err)
+			goto bad_err;
+		return 0;
+	}
 	err = add_stream(d, base, size, d->hdr.data.offset, d->hdr.data.size);
 	if (err)
 		goto bad_err;
@@ -871,7 +903,7 @@ static int open_dir(struct pevt_data *d, const char *path)
 			err = map_file(buf, &base, &size);
 			if (err)
 				set_err(d, "%s: %s", buf, strerror(-err));
-			else
+			else if (size)	/* a CPU that wrote nothing: no stream */
 				err = add_stream(d, base, size, 0, size);
 		}
 		free(names[i]);
@@ -1288,6 +1320,11 @@ int pevt_data__for_each(struct pevt_data *d, pevt_data_cb cb, void *ctx)
 int pevt_data__nr_streams(const struct pevt_data *d) { return d->nr_streams; }
 bool pevt_data__is_pipe(const struct pevt_data *d) { return d->pipe; }
 bool pevt_data__is_dir(const struct pevt_data *d) { return d->dir; }
+const char *pevt_data__warning(const struct pevt_data *d)
+{
+	return d->warn[0] ? d->warn : NULL;
+}
+
 const char *pevt_data__error(const struct pevt_data *d) { return d->err[0] ? d->err : NULL; }
 int pevt_data__nr_evsels(const struct pevt_data *d) { return d->nr_evsels; }
 struct pevt_data_stats *pevt_data__stats(struct pevt_data *d) { return &d->stats; }

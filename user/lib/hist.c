@@ -27,6 +27,7 @@ int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 
 void pevt_hists__exit(struct pevt_hists *h)
 {
+	pevt_cc_arena__free(&h->arena);
 	free(h->v);
 	free(h->used);
 	memset(h, 0, sizeof(*h));
@@ -129,7 +130,7 @@ struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_
 	return &h->v[j];
 }
 
-int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src)
+int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 {
 	size_t i;
 
@@ -151,13 +152,36 @@ int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src)
 			d->ip = s->ip;
 			d->map_delta = s->map_delta;
 		}
+		if (s->cc && !d->cc)
+			d->cc = s->cc;
+		else if (s->cc)
+			pevt_cc__merge(&dst->arena, d->cc, s->cc);
+		if (s->max_depth > d->max_depth)
+			d->max_depth = s->max_depth;
 		d->period += s->period;
 		d->period_acc += s->period_acc;
 		d->nr_samples += s->nr_samples;
 	}
 	dst->total_period += src->total_period;
 	dst->nr_samples += src->nr_samples;
+	/* the merged graphs use src's nodes */
+	pevt_cc_arena__splice(&dst->arena, &src->arena);
 	return 0;
+}
+
+int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
+			     const struct pevt_cc_entry *v, size_t n, uint64_t period)
+{
+	if (!n)
+		return 0;
+	if (n > e->max_depth)
+		e->max_depth = n;
+	if (!e->cc) {
+		e->cc = pevt_cc__new_root(&h->arena);
+		if (!e->cc)
+			return -ENOMEM;
+	}
+	return pevt_cc__append(&h->arena, e->cc, v, n, period);
 }
 
 static const char *dso_name(const struct pevt_hist_entry *e)
@@ -236,36 +260,147 @@ static int cmp_key_collapse(const struct pevt_hist_entry *a, const struct pevt_h
 static bool sort_children;
 static const struct pevt_hists *sort_h;
 
-static int cmp_entry(const void *pa, const void *pb)
+/*
+ * hist_entry__sort(): the output columns' sort functions (children, self,
+ * then each key's se_sort); < 0 when @a comes first.  With call graphs it
+ * is not transitive (the depth rule applies within one thread only), so
+ * the result depends on perf's rbtree: pevt_hists__sorted() replays it.
+ */
+static int cmp_output(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b)
 {
-	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
-	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
-	bool has_dso = false;
 	int i, r;
 
 	if (sort_children) {
 		r = cmp_u64_desc(a->period_acc, b->period_acc);
 		if (r)
 			return r;
+		/* __hpp__sort_acc(): callers above callees */
+		if (sort_h->depth_sort && a->thread == b->thread) {
+			r = cmp_u64_desc(a->max_depth, b->max_depth) * sort_h->depth_sort;
+			if (r)
+				return r;
+		}
 	}
 	r = cmp_u64_desc(a->period, b->period);
 	if (r)
 		return r;
 	for (i = 0; i < sort_h->nr_keys; i++) {
-		has_dso |= sort_h->keys[i] == PEVT_SORT_DSO;
 		r = cmp_key_sort(a, b, sort_h->keys[i]);
 		if (r)
 			return r;
 	}
+	return 0;
+}
+
+static int cmp_total(const void *pa, const void *pb);
+
+/* The collapsed tree's order: perf inserts the output entries in it. */
+static int cmp_collapsed(const void *pa, const void *pb)
+{
+	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
+	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
+	bool has_dso = false;
+	int i, r;
+
+	for (i = 0; i < sort_h->nr_keys; i++)
+		has_dso |= sort_h->keys[i] == PEVT_SORT_DSO;
 	for (i = 0; i < sort_h->nr_keys; i++) {
 		r = cmp_key_collapse(a, b, sort_h->keys[i], has_dso);
 		if (r)
 			return r;
 	}
 	/* Entries perf would have merged (same names): any fixed order. */
-	if (a->k.dso != b->k.dso)
-		return a->k.dso && b->k.dso ? strcmp(a->k.dso->long_name, b->k.dso->long_name) : 0;
-	return (a->k.ip > b->k.ip) - (a->k.ip < b->k.ip);
+	if (a->k.dso != b->k.dso && a->k.dso && b->k.dso) {
+		r = strcmp(a->k.dso->long_name, b->k.dso->long_name);
+		if (r)
+			return r;
+	}
+	if (a->k.ip != b->k.ip)
+		return (a->k.ip > b->k.ip) - (a->k.ip < b->k.ip);
+	return cmp_total(pa, pb);
+}
+
+/* ---- perf's output rbtree, replayed (lib/rbtree.c insertion) ------------- */
+
+struct rbn {
+	int left, right, parent;	/* indexes, -1: none */
+	bool red;
+};
+
+static void rb_rotate(struct rbn *t, int *root, int x, bool left)
+{
+	int y = left ? t[x].right : t[x].left;
+	int c = left ? t[y].left : t[y].right;
+
+	if (left)
+		t[x].right = c;
+	else
+		t[x].left = c;
+	if (c >= 0)
+		t[c].parent = x;
+	t[y].parent = t[x].parent;
+	if (t[x].parent < 0)
+		*root = y;
+	else if (t[t[x].parent].left == x)
+		t[t[x].parent].left = y;
+	else
+		t[t[x].parent].right = y;
+	if (left)
+		t[y].left = x;
+	else
+		t[y].right = x;
+	t[x].parent = y;
+}
+
+static void rb_fixup(struct rbn *t, int *root, int z)
+{
+	while (t[z].parent >= 0 && t[t[z].parent].red) {
+		int p = t[z].parent, g = t[p].parent;
+		bool pleft = t[g].left == p;
+		int u = pleft ? t[g].right : t[g].left;
+
+		if (u >= 0 && t[u].red) {
+			t[p].red = false;
+			t[u].red = false;
+			t[g].red = true;
+			z = g;
+			continue;
+		}
+		if (z == (pleft ? t[p].right : t[p].left)) {
+			z = p;
+			rb_rotate(t, root, z, pleft);
+			p = t[z].parent;
+		}
+		t[p].red = false;
+		t[g].red = true;
+		rb_rotate(t, root, g, !pleft);
+	}
+	t[*root].red = false;
+}
+
+/* In-order (rb_first() / rb_next()). */
+static size_t rb_walk(const struct rbn *t, int n, struct pevt_hist_entry **in,
+		      struct pevt_hist_entry **out)
+{
+	size_t k = 0;
+
+	if (n < 0)
+		return 0;
+	while (t[n].left >= 0)
+		n = t[n].left;
+	while (n >= 0) {
+		out[k++] = in[n];
+		if (t[n].right >= 0) {
+			n = t[n].right;
+			while (t[n].left >= 0)
+				n = t[n].left;
+		} else {
+			while (t[n].parent >= 0 && t[t[n].parent].right == n)
+				n = t[n].parent;
+			n = t[n].parent;
+		}
+	}
+	return k;
 }
 
 static int cmp_str(const char *a, const char *b)
@@ -300,24 +435,53 @@ static int cmp_total(const void *pa, const void *pb)
 
 struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
 {
+	struct pevt_hist_entry **in = malloc((h->nr + 1) * sizeof(*in));
 	struct pevt_hist_entry **out = malloc((h->nr + 1) * sizeof(*out));
+	struct rbn *t = malloc((h->nr + 1) * sizeof(*t));
 	size_t i, n = 0;
+	int root = -1;
 
-	if (!out)
+	if (!in || !out || !t) {
+		free(in);
+		free(out);
+		free(t);
 		return NULL;
+	}
 	for (i = 0; i < h->cap; i++)
 		if (h->used[i])
-			out[n++] = &h->v[i];
+			in[n++] = &h->v[i];
 	sort_children = children;
 	sort_h = h;
 	/*
-	 * perf's comparisons are not all transitive (signed differences of
-	 * addresses): start from an order that does not depend on the hash
-	 * table (so not on pointers nor on how samples were split over
-	 * threads), then a stable sort (glibc's qsort is a merge sort).
+	 * output_resort() takes the entries in the collapsed tree's order
+	 * (made independent of the hash table, so of pointers and of how
+	 * samples were split over threads) and inserts each into an rbtree,
+	 * left when hist_entry__sort() > 0.  perf's comparisons are not all
+	 * transitive: replaying the same insertions gives the same order.
 	 */
-	qsort(out, n, sizeof(*out), cmp_total);
-	qsort(out, n, sizeof(*out), cmp_entry);
+	qsort(in, n, sizeof(*in), cmp_total);
+	qsort(in, n, sizeof(*in), cmp_collapsed);
+	for (i = 0; i < n; i++) {
+		int p = -1, c = root;
+		bool left = false;
+
+		while (c >= 0) {
+			p = c;
+			left = cmp_output(in[i], in[c]) < 0;
+			c = left ? t[c].left : t[c].right;
+		}
+		t[i] = (struct rbn){ .left = -1, .right = -1, .parent = p, .red = true };
+		if (p < 0)
+			root = i;
+		else if (left)
+			t[p].left = i;
+		else
+			t[p].right = i;
+		rb_fixup(t, &root, i);
+	}
+	n = rb_walk(t, root, in, out);
+	free(in);
+	free(t);
 	*nr = n;
 	return out;
 }

@@ -27,10 +27,12 @@ struct pevt_machine {
 	struct pevt_thread *tids[TID_HASH];
 	struct istr *strs[STR_HASH];
 	struct pevt_dso *dsos;
+	unsigned int nr_dsos;
 	struct pevt_maps kmaps;		/* kernel maps (pid -1) */
 	char *kallsyms, *symfs;
 	bool no_buildid_cache;
 	uint64_t last_time;
+	bool modules_added;
 };
 
 static unsigned int hash_str(const char *s)
@@ -167,9 +169,53 @@ static struct pevt_dso *findnew_dso(struct pevt_machine *m, const char *name)
 	}
 	dso->kernel = !strcmp(name, "[kernel.kallsyms]");
 	pthread_mutex_init(&dso->lock, NULL);
+	dso->idx = m->nr_dsos++;
 	dso->next = m->dsos;
 	m->dsos = dso;
 	return dso;
+}
+
+/*
+ * machine__create_modules(): perf report maps the modules of the running
+ * system (/proc/modules) whatever the file says, over the kernel map; their
+ * symbols are kallsyms' "name\t[module]" lines (dso__split_kallsyms()).
+ */
+static int maps_insert(struct pevt_maps *maps, struct pevt_map *nm);
+
+static int add_proc_modules(struct pevt_machine *m)
+{
+	char line[512], name[128];
+	unsigned long long size, addr;
+	FILE *f;
+
+	if (m->modules_added)
+		return 0;
+	m->modules_added = true;
+	f = fopen("/proc/modules", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		struct pevt_map nm = { .end_time = UINT64_MAX, .identity = true };
+		char mod[160];
+
+		if (sscanf(line, "%127s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
+			continue;
+		snprintf(mod, sizeof(mod), "[%s]", name);
+		nm.start = addr;
+		nm.end = addr + size;
+		nm.dso = findnew_dso(m, mod);
+		if (!nm.dso) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		nm.dso->kmodule = true;
+		if (maps_insert(&m->kmaps, &nm)) {
+			fclose(f);
+			return -ENOMEM;
+		}
+	}
+	fclose(f);
+	return 0;
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -215,7 +261,11 @@ static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32
 	t->tid = tid;
 	t->start = start;
 	t->end = UINT64_MAX;
-	snprintf(buf, sizeof(buf), ":%d", tid);
+	/* perf report registers the idle task as "swapper" (machine__idle_thread()) */
+	if (tid)
+		snprintf(buf, sizeof(buf), ":%d", tid);
+	else
+		snprintf(buf, sizeof(buf), "swapper");
 	if (set_comm(m, t, buf, 0, false)) {
 		free(t);
 		return NULL;
@@ -427,6 +477,9 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 		if (!strncmp(name, "[kernel.kallsyms]", 17)) {
 			nm.dso = findnew_dso(m, "[kernel.kallsyms]");
 			nm.pgoff = 0;
+			if (!nm.dso || maps_insert(&m->kmaps, &nm))
+				return -ENOMEM;
+			return add_proc_modules(m);
 		} else {
 			/* A module or another kernel image: [name] like perf. */
 			char mod[256];
@@ -435,8 +488,15 @@ static int process_mmap(struct pevt_machine *m, const struct perf_event_header *
 
 			b = b ? b + 1 : name;
 			n = strcspn(b, ".");
-			snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
+			if (b[0] == '[' && n && b[n - 1] == ']')
+				snprintf(mod, sizeof(mod), "%.*s", (int)n, b);	/* "[pevt]" */
+			else
+				snprintf(mod, sizeof(mod), "[%.*s]", (int)n, b);
 			nm.dso = findnew_dso(m, mod);
+			/* kallsyms' symbols: absolute addresses */
+			if (nm.dso)
+				nm.dso->kmodule = true;
+			nm.identity = true;
 		}
 		if (!nm.dso)
 			return -ENOMEM;

@@ -268,7 +268,11 @@ static int synth_plt(struct symbuf *b, Elf *elf)
 
 /* ---- kallsyms ----------------------------------------------------------- */
 
-static int load_kallsyms(struct pevt_dso *dso, const char *path)
+/*
+ * The kernel's symbols, or with @module ("[name]") those of one module,
+ * without the module suffix (dso__split_kallsyms()).
+ */
+static int load_kallsyms(struct pevt_dso *dso, const char *path, const char *module)
 {
 	struct symbuf b = { 0 };
 	char line[1024];
@@ -285,8 +289,13 @@ static int load_kallsyms(struct pevt_dso *dso, const char *path)
 		if (sscanf(line, "%llx %c %511[^\n]", &addr, &type, name) != 3)
 			continue;
 		nl = strchr(name, '\t');	/* "name\t[module]" */
-		if (nl)
-			*nl = ' ';
+		if (module) {
+			if (!nl || strcmp(nl + 1, module))
+				continue;
+			*nl = 0;
+		} else if (nl) {
+			continue;	/* the module's, not the kernel's */
+		}
 		switch (toupper(type)) {
 		case 'T': case 'W': case 'D': case 'B':
 			break;
@@ -621,19 +630,20 @@ static int load_perf_map(struct pevt_dso *dso)
 
 static int load_kernel(struct pevt_machine *m, struct pevt_dso *dso)
 {
+	const char *module = dso->kmodule ? dso->long_name : NULL;
 	const char *home = getenv("HOME"), *opt = pevt_machine__kallsyms(m);
 	const struct pevt_build_id *b = pevt_machine__build_id(m, "[kernel.kallsyms]");
 	char path[4096], bid[41];
 
 	if (opt)
-		return load_kallsyms(dso, opt);
+		return load_kallsyms(dso, opt, module);
 	if (b && b->size && home && pevt_machine__use_buildid_cache(m)) {
 		hex(bid, b->id, b->size);
 		snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, bid);
 		if (!access(path, R_OK))
-			return load_kallsyms(dso, path);
+			return load_kallsyms(dso, path, module);
 	}
-	return load_kallsyms(dso, "/proc/kallsyms");
+	return load_kallsyms(dso, "/proc/kallsyms", module);
 }
 
 int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
@@ -643,7 +653,7 @@ int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 	pthread_once(&elf_once, elf_version_init);
 	pthread_mutex_lock(&dso->lock);
 	if (!__atomic_load_n(&dso->loaded, __ATOMIC_ACQUIRE)) {
-		if (dso->kernel)
+		if (dso->kernel || dso->kmodule)
 			err = load_kernel(m, dso);
 		else if (!strncmp(dso->long_name, "/tmp/perf-", 10))
 			err = load_perf_map(dso);

@@ -16,11 +16,13 @@
 #include <unistd.h>
 #include <elf.h>
 
+#include <pevt/callchain.h>
 #include <pevt/data_reader.h>
 #include <pevt/hist.h>
 #include <pevt/machine.h>
 #include <pevt/ordered.h>
 
+#include "flamegraph.h"
 #include "main.h"
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
@@ -37,6 +39,11 @@ struct worker {
 	size_t from, to;
 	struct pevt_hists *hists;	/* one per evsel */
 	uint8_t *modes;			/* cpumode of each callchain entry */
+	struct pevt_cc_entry *chain;	/* resolved entries, in walk order */
+	char *levels;			/* their [k]/[.] levels */
+	const struct pevt_map **map_of;	/* and maps */
+	struct pevt_cc_entry *rev;	/* the chain caller first, for flame */
+	struct flame flame;
 	size_t mode_cap;
 	uint64_t nr_bad;
 	uint64_t dropped;		/* stream offset given back up to */
@@ -51,6 +58,11 @@ struct report {
 	double percent_limit;
 	int children;			/* -1: like perf (on if callchains) */
 	bool callchain_none;
+	struct pevt_cc_param cc;	/* -g */
+	bool cc_order_set;
+	bool use_callchain;		/* print call graphs */
+	const char *flame_path;		/* --flamegraph */
+	struct flame flame;
 	bool stats;
 	size_t mem_cap;
 	struct pevt_data *d;
@@ -87,7 +99,7 @@ static int parse_sort(struct report *r, const char *arg)
 			k = PEVT_SORT_PID;
 		else if (!strcmp(tok, "dso"))
 			k = PEVT_SORT_DSO;
-		else if (!strcmp(tok, "sym") || !strcmp(tok, "symbol"))
+		else if (!strcmp(tok, "sym"))	/* perf's "symbol" adds IPC columns */
 			k = PEVT_SORT_SYM;
 		else if (!strcmp(tok, "cpu"))
 			k = PEVT_SORT_CPU;
@@ -135,6 +147,106 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	return e;
 }
 
+/*
+ * The sample's callchain resolved in perf's walk order (outermost caller
+ * first with caller order, perf report's order with --children; the
+ * sample ip first with callee order), at most MAX_STACK entries counted
+ * from where the walk starts (thread__resolve_callchain_sample()).  An
+ * entry with neither map nor symbol takes the level of the one before
+ * it, as perf reuses its addr_location.  Returns the number of entries,
+ * or -1 for a corrupt chain (perf drops it).
+ */
+static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
+			 char level)
+{
+	struct report *r = w->r;
+	uint8_t cpumode = PERF_RECORD_MISC_USER;
+	uint64_t i, k;
+	int n = 0;
+
+	if (s->nr_callchain > w->mode_cap) {
+		free(w->modes);
+		free(w->chain);
+		free(w->levels);
+		free(w->map_of);
+		free(w->rev);
+		w->mode_cap = s->nr_callchain * 2;
+		w->modes = malloc(w->mode_cap);
+		w->chain = malloc(w->mode_cap * sizeof(*w->chain));
+		w->levels = malloc(w->mode_cap);
+		w->map_of = malloc(w->mode_cap * sizeof(*w->map_of));
+		w->rev = malloc(w->mode_cap * sizeof(*w->rev));
+		if (!w->modes || !w->chain || !w->levels || !w->map_of || !w->rev) {
+			w->mode_cap = 0;
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < s->nr_callchain; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == PERF_CONTEXT_HV)
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+			else if (ip == PERF_CONTEXT_KERNEL)
+				cpumode = PERF_RECORD_MISC_KERNEL;
+			else if (ip == PERF_CONTEXT_USER)
+				cpumode = PERF_RECORD_MISC_USER;
+			else
+				return -1;
+		}
+		w->modes[i] = cpumode;
+	}
+	for (k = 0; k < s->nr_callchain && n < MAX_STACK; k++) {
+		uint64_t j = r->cc.caller ? s->nr_callchain - 1 - k : k;
+		uint64_t ip = s->callchain[j];
+		struct pevt_addr_loc cl;
+
+		if (ip >= PERF_CONTEXT_MAX)
+			continue;
+		pevt_machine__resolve(r->m, t, w->modes[j], ip, s->time, &cl);
+		if (cl.sym || cl.map)
+			level = w->modes[j] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+		w->chain[n].dso = cl.map ? cl.map->dso : NULL;
+		w->chain[n].sym = cl.sym;
+		w->chain[n].ip = ip;
+		w->levels[n] = level;
+		w->map_of[n] = cl.map;
+		n++;
+	}
+	return n;
+}
+
+/* The sample's stack under its comm, outermost caller first (--flamegraph). */
+static int flame_add(struct worker *w, const struct pevt_sample *s, int n,
+		     const char *comm, const struct pevt_addr_loc *al)
+{
+	struct flame_comm *fc = flame__comm(&w->flame, comm);
+	struct pevt_cc_entry leaf = {
+		.dso = al->map ? al->map->dso : NULL, .sym = al->sym, .ip = s->ip,
+	};
+	const struct pevt_cc_entry *v = &leaf;
+	int i;
+
+	if (!fc)
+		return -ENOMEM;
+	fc->count++;
+	if (n <= 0) {
+		n = 1;		/* no (or a corrupt) callchain: the sample ip */
+	} else if (w->r->cc.caller) {
+		v = w->chain;
+	} else {
+		for (i = 0; i < n; i++)
+			w->rev[i] = w->chain[n - 1 - i];
+		v = w->rev;
+	}
+	if (!fc->root) {
+		fc->root = pevt_cc__new_root(&w->flame.arena);
+		if (!fc->root)
+			return -ENOMEM;
+	}
+	return pevt_cc__append(&w->flame.arena, fc->root, v, n, s->period);
+}
+
 static int process_sample(struct worker *w, const struct perf_event_header *ev,
 			  struct pevt_thread *t)
 {
@@ -144,10 +256,8 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 	struct pevt_addr_loc al;
 	struct pevt_hist_entry *e;
 	struct pevt_hists *h;
-	int nr_seen = 0;
-	uint64_t i, n;
-	uint8_t cpumode;
-	char level;
+	int nr_seen = 0, n, i, err;
+	bool flame;
 
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
 		w->nr_bad++;
@@ -168,58 +278,41 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 	e->nr_samples++;
 	h->total_period += s.period;
 	h->nr_samples++;
+	if (r->use_children)
+		e->period_acc += s.period;
+	flame = r->flame_path && s.evsel->idx == 0;
+	n = 0;
+	if (s.nr_callchain && (r->use_children || r->use_callchain || flame)) {
+		n = resolve_chain(w, &s, t, al.level);
+		if (n == -ENOMEM)
+			return n;
+	}
+	if (flame) {
+		err = flame_add(w, &s, n, k.comm, &al);
+		if (err)
+			return err;
+	}
+	if (n <= 0 || (!r->use_children && !r->use_callchain))
+		return 0;
+	/* the sample's own entry gets the whole chain */
+	if (r->use_callchain) {
+		err = pevt_hists__append_chain(h, e, w->chain, n, s.period);
+		if (err)
+			return err;
+	}
 	if (!r->use_children)
 		return 0;
-	e->period_acc += s.period;
-	seen[nr_seen++] = e->k;
 	/*
-	 * thread__resolve_callchain_sample() in ORDER_CALLER (perf report's
-	 * order with --children): from the outermost caller to the sample ip,
-	 * at most MAX_STACK ips counted from the caller end, then
-	 * iter_add_next_cumulative_entry(): each distinct entry once per
-	 * sample.  An entry without map and symbol inherits the level of the
-	 * previous one, as perf reuses its addr_location.
+	 * iter_add_next_cumulative_entry(): each distinct entry of the chain
+	 * once per sample, with the rest of the chain from it on.
 	 */
-	if (!s.nr_callchain)
-		return 0;
-	if (s.nr_callchain > w->mode_cap) {
-		free(w->modes);
-		w->mode_cap = s.nr_callchain * 2;
-		w->modes = malloc(w->mode_cap);
-		if (!w->modes)
-			return -ENOMEM;
-	}
-	cpumode = PERF_RECORD_MISC_USER;
-	for (i = 0; i < s.nr_callchain; i++) {
-		uint64_t ip = s.callchain[i];
-
-		if (ip >= PERF_CONTEXT_MAX) {
-			if (ip == PERF_CONTEXT_HV)
-				cpumode = PERF_RECORD_MISC_HYPERVISOR;
-			else if (ip == PERF_CONTEXT_KERNEL)
-				cpumode = PERF_RECORD_MISC_KERNEL;
-			else if (ip == PERF_CONTEXT_USER)
-				cpumode = PERF_RECORD_MISC_USER;
-			else
-				return 0;	/* corrupt: perf drops the chain */
-		}
-		w->modes[i] = cpumode;
-	}
-	level = al.level;
-	for (i = s.nr_callchain, n = 0; i-- > 0 && n < MAX_STACK; ) {
-		uint64_t ip = s.callchain[i];
-		struct pevt_addr_loc cl;
+	seen[nr_seen++] = e->k;
+	for (i = 0; i < n; i++) {
 		int j;
 
-		if (ip >= PERF_CONTEXT_MAX)
-			continue;
-		n++;
-		pevt_machine__resolve(r->m, t, w->modes[i], ip, s.time, &cl);
-		if (cl.sym || cl.map)
-			level = w->modes[i] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
-		k.dso = cl.map ? cl.map->dso : NULL;
-		k.sym = cl.sym;
-		k.ip = ip;
+		k.dso = w->chain[i].dso;
+		k.sym = w->chain[i].sym;
+		k.ip = w->chain[i].ip;
 		k.comm = pevt_thread__comm(t, s.time);
 		k.tid = s.tid;
 		k.cpu = s.cpu;
@@ -229,11 +322,16 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &k, t, level, cl.map);
+		e = add(h, &k, t, w->levels[i], w->map_of[i]);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += s.period;
 		seen[nr_seen++] = e->k;
+		if (r->use_callchain) {
+			err = pevt_hists__append_chain(h, e, w->chain + i, n - i, s.period);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -375,6 +473,13 @@ static int run_workers(struct report *r)
 		}
 		free(w[i].hists);
 		free(w[i].modes);
+		free(w[i].chain);
+		free(w[i].levels);
+		free(w[i].map_of);
+		free(w[i].rev);
+		if (!err)
+			err = flame__merge(&r->flame, &w[i].flame);
+		flame__exit(&w[i].flame);
 	}
 	free(w);
 	return err;
@@ -519,6 +624,7 @@ static void print_stdio(struct report *r)
 		size_t n, j;
 		char unit;
 		unsigned long ns;
+		uint64_t min_hit;
 
 		if (!h->nr_samples)
 			continue;
@@ -526,6 +632,8 @@ static void print_stdio(struct report *r)
 		if (!v)
 			return;
 		col_widths(r, v, n, w);
+		/* output_resort(): total * (min_percent / 100), truncated */
+		min_hit = h->total_period * (r->cc.min_percent / 100);
 		ns = convert_unit(h->nr_samples, &unit);
 		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
 		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
@@ -556,10 +664,27 @@ static void print_stdio(struct report *r)
 			else
 				printf("  %7.2f%%", pct);
 			for (k = 0; k < r->nr_keys; k++) {
+				char buf[4096];
+				FILE *mf = fmemopen(buf, sizeof(buf), "w");
+
 				printf("  ");
-				print_key(stdout, e, r->keys[k], w[r->keys[k]]);
+				if (r->keys[k] != PEVT_SORT_SYM || k + 1 == r->nr_keys || !mf) {
+					if (mf)
+						fclose(mf);
+					print_key(stdout, e, r->keys[k], w[r->keys[k]]);
+					continue;
+				}
+				print_key(mf, e, r->keys[k], w[r->keys[k]]);
+				fputc(0, mf);
+				fclose(mf);
+				buf[sizeof(buf) - 1] = 0;
+				/* hist_entry__snprintf_alignment(): all but the last column */
+				printf("%-*s", (int)w[r->keys[k]], buf);
 			}
 			putchar('\n');
+			if (r->use_callchain)
+				pevt_cc__fprintf(stdout, e->cc, &r->cc, h->total_period,
+						 r->use_children ? e->period_acc : e->period, min_hit);
 		}
 		printf("\n\n");
 		free(v);
@@ -683,14 +808,20 @@ int do_report(int argc, char **argv)
 		{ "children",		no_argument,		NULL, 'C' },
 		{ "no-children",	no_argument,		NULL, 'N' },
 		{ "call-graph",		required_argument,	NULL, 'g' },
+		{ "inverted",		no_argument,		NULL, 'G' },
 		{ "stats",		no_argument,		NULL, 'T' },
 		{ "mem-cap",		required_argument,	NULL, 'M' },
 		{ "threads",		required_argument,	NULL, 't' },
 		{ "json",		no_argument,		NULL, 'j' },
+		{ "flamegraph",		required_argument,	NULL, 'F' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
-	struct report r = { .input = "perf.data", .children = -1 };
+	struct report r = {
+		.input = "perf.data", .children = -1,
+		.cc = { .mode = PEVT_CC_GRAPH_ABS, .value = PEVT_CC_PERCENT, .min_percent = 0.5 },
+	};
+	bool inverted = false;
 	struct pevt_ordered_stats ost;
 	struct pevt_ordered_opts oo = { .sz = sizeof(oo) };
 	int opt, err, i;
@@ -698,7 +829,7 @@ int do_report(int argc, char **argv)
 
 	parse_sort(&r, "comm,dso,sym");
 	optind = 1;
-	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:jh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:Gjh", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'i':
 			r.input = optarg;
@@ -708,9 +839,13 @@ int do_report(int argc, char **argv)
 		case 's':
 			if (parse_sort(&r, optarg))
 				return -1;
+			/* perf: the graph's first entry is the row's symbol */
+			r.cc.skip_first = !strncmp(optarg, "sym", 3);
 			break;
 		case 'P':
+			/* perf's --percent-limit is the call graph threshold too */
 			r.percent_limit = strtod(optarg, NULL);
+			r.cc.min_percent = r.percent_limit;
 			break;
 		case 'C':
 			r.children = 1;
@@ -719,11 +854,21 @@ int do_report(int argc, char **argv)
 			r.children = 0;
 			break;
 		case 'g':
-			if (strncmp(optarg, "none", 4)) {
-				p_err("only -g none is supported for now ('%s')", optarg);
+			switch (pevt_cc__parse(&r.cc, optarg, &r.cc_order_set)) {
+			case 1:
+				r.callchain_none = true;
+				break;
+			case 0:
+				r.callchain_none = false;
+				break;
+			default:
+				p_err("bad -g '%s' (graph|fractal|flat|folded|none, caller|callee, "
+				      "function, percent|period|count, threshold, print limit)", optarg);
 				return -1;
 			}
-			r.callchain_none = true;
+			break;
+		case 'G':
+			inverted = true;
 			break;
 		case 'T':
 			r.stats = true;
@@ -736,6 +881,9 @@ int do_report(int argc, char **argv)
 			break;
 		case 'j':
 			json_output = true;
+			break;
+		case 'F':
+			r.flame_path = optarg;
 			break;
 		case 'h':
 			return do_report_help();
@@ -765,6 +913,17 @@ int do_report(int argc, char **argv)
 	 */
 	if (pevt_data__is_pipe(r.d))
 		r.use_children = false;
+	r.use_callchain = callchains && !r.callchain_none;
+	/*
+	 * perf sets the caller order while parsing its options, when children
+	 * are still on unless --no-children: a pipe keeps that order.
+	 */
+	if (inverted || (!r.cc_order_set && (r.use_children ||
+					     (pevt_data__is_pipe(r.d) && r.children))))
+		r.cc.caller = true;
+
+	if (pevt_data__warning(r.d))
+		fprintf(stderr, "Warning: %s\n", pevt_data__warning(r.d));
 	r.m = pevt_machine__new(r.d, NULL);
 	if (!r.m) {
 		pevt_data__delete(r.d);
@@ -772,14 +931,33 @@ int do_report(int argc, char **argv)
 	}
 	oo.mem_cap = r.mem_cap;
 	err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	/* a pipe's attrs came with its records: graphs if they have callchains */
+	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
+		if (pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+			r.use_callchain = !r.callchain_none;
 	/* what came before an error is reported too */
 	i = run_workers(&r);
 	if (i && !err)
 		err = i;
+	for (i = 0; i < r.nr_hists; i++)
+		r.hists[i].depth_sort = r.use_callchain ? (r.cc.caller ? 1 : -1) : 0;
 	if (err)
 		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
 			pevt_data__error(r.d) ?: strerror(-err),
 			pevt_data__error(r.d) ? "" : "");
+	if (r.flame_path && r.nr_hists) {
+		char title[256];
+
+		snprintf(title, sizeof(title), "Flame graph of %s: %" PRIu64 " samples of %s",
+			 r.input, r.hists[0].nr_samples, pevt_data__evsel(r.d, 0)->name);
+		i = flamegraph__write(r.flame_path, &r.flame, title);
+		if (i) {
+			p_err("%s: %s", r.flame_path, strerror(-i));
+			if (!err)
+				err = i;
+		}
+	}
+	flame__exit(&r.flame);
 	if (r.stats)
 		print_stats(&r);
 	else if (json_output)

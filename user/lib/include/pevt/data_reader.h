@@ -133,6 +133,8 @@ LIBPEVT_API int pevt_data__nr_streams(const struct pevt_data *d);
 LIBPEVT_API bool pevt_data__is_pipe(const struct pevt_data *d);
 LIBPEVT_API bool pevt_data__is_dir(const struct pevt_data *d);
 LIBPEVT_API const char *pevt_data__error(const struct pevt_data *d);
+/* What was salvaged from a damaged file (a killed recording), or NULL. */
+LIBPEVT_API const char *pevt_data__warning(const struct pevt_data *d);
 LIBPEVT_API int pevt_data__nr_evsels(const struct pevt_data *d);
 LIBPEVT_API struct pevt_data_evsel *pevt_data__evsel(struct pevt_data *d, int idx);
 /* The evsel a record belongs to (sample or sample_id_all trailer), or NULL. */

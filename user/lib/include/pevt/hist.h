@@ -7,6 +7,7 @@
 #ifndef __LIBPEVT_HIST_H
 #define __LIBPEVT_HIST_H
 
+#include <pevt/callchain.h>
 #include <pevt/machine.h>
 
 enum pevt_sort_key {
@@ -34,6 +35,8 @@ struct pevt_hist_entry {
 	uint64_t map_delta;		/* map start - pgoff: unmap_ip() */
 	char level;
 	uint64_t period, period_acc, nr_samples;
+	struct pevt_cc_node *cc;	/* call graph, NULL: none */
+	uint64_t max_depth;		/* longest chain added to cc */
 };
 
 struct pevt_hists {
@@ -43,6 +46,13 @@ struct pevt_hists {
 	int keys[PEVT_SORT_MAX];	/* sort order */
 	int nr_keys;
 	uint64_t total_period, nr_samples;
+	struct pevt_cc_arena arena;	/* the entries' call graphs */
+	/*
+	 * Equal children periods of one thread: deeper graph first (1, caller
+	 * order) or last (-1, callee order), as perf puts callers above callees
+	 * when it keeps call graphs; 0: no such rule.
+	 */
+	int depth_sort;
 };
 
 LIBPEVT_API int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys);
@@ -51,10 +61,14 @@ LIBPEVT_API void pevt_hists__exit(struct pevt_hists *h);
 LIBPEVT_API struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h,
 						    const struct pevt_hist_key *k);
 LIBPEVT_API void pevt_hists__key(const struct pevt_hists *h, struct pevt_hist_key *k);
-LIBPEVT_API int pevt_hists__merge(struct pevt_hists *dst, const struct pevt_hists *src);
+LIBPEVT_API int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src);
 /* Entries in perf report's order; caller frees the array. */
 LIBPEVT_API struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 							size_t *nr);
+/* Add a chain (print order) to @e's call graph. */
+LIBPEVT_API int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
+					 const struct pevt_cc_entry *v, size_t n,
+					 uint64_t period);
 LIBPEVT_API bool pevt_hist_key__equal(const struct pevt_hist_key *a, const struct pevt_hist_key *b);
 
 #endif

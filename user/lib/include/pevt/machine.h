@@ -30,6 +30,7 @@ struct pevt_dso {
 	const char *short_name;
 	char *short_buf;		/* "[JIT] tid N" */
 	bool kernel;			/* [kernel.kallsyms] */
+	bool kmodule;			/* [name]: a kernel module, kallsyms' "\t[name]" symbols */
 	bool loaded;
 	pthread_mutex_t lock;		/* symbol loading */
 	struct pevt_sym *syms;		/* sorted by start */
@@ -38,6 +39,7 @@ struct pevt_dso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;
 	bool adjust;			/* ET_EXEC: symbols adjusted to file offsets */
+	unsigned int idx;		/* creation order (perf compares dso pointers) */
 	struct pevt_dso *next;
 };
 
