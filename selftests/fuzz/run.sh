@@ -19,7 +19,7 @@ CLANG=${CLANG:-clang}
 mkdir -p "$out"
 
 cflags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-	-D_GNU_SOURCE -I"$top/include/uapi" -I"$top/user/lib/include")
+	-D_GNU_SOURCE -I"$top/include/uapi" -I"$top/user/lib/include" -I"$top/kmod")
 
 # name:source:extra-flags:corpus
 harnesses=(
