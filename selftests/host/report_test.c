@@ -262,6 +262,32 @@ TEST_F_TIMEOUT(perf, no_callchains, 300)
 }
 
 /*
+ * Samples in the vdso of a pevt record file (no copy of the vdso in the
+ * build-id cache, unlike perf record's files): perf report uses its own
+ * vdso, and so must pevt (before: [vdso] 0x...b46 rows, 72% of samples).
+ */
+TEST_F_TIMEOUT(perf, vdso_symbols, 300)
+{
+	char log[4096];
+	struct out o;
+	int n;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && printf '%%s\n' '#include <time.h>' '#include <stdlib.h>'"
+	    " 'int main(int c, char **v) { struct timespec t; long s = 0, n = c > 1 ? atol(v[1]) : 1;'"
+	    " '  for (long i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; }'"
+	    " '  return s == 1; }' > vd.c && cc -O1 -o vd vd.c"
+	    " && %s record -q --backend stock -e cpu-clock -F 2000 -o vd.data -- ./vd 20000000"
+	    " && %s report --stdio -i vd.data --no-children --sort dso,sym 2>&1 | grep -c '\\[vdso\\]  *\\[.\\] __vdso_clock_gettime'",
+	    dir, pevt_bin, pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(1, atoi(o.out)) TH_LOG("no __vdso_clock_gettime row: %s", o.out);
+	out_free(&o);
+	n = report_diff("vd.data", "--no-children -g none --sort dso,sym", EXACT, log, sizeof(log));
+	EXPECT_EQ(0, n) TH_LOG("%s", log);
+}
+
+/*
  * Call graphs of a program with a known call tree (main -> mid_a ->
  * leaf_c -> spin, main -> mid_b -> leaf_c/leaf_d -> spin, a recursion):
  * perf's bytes in every mode, with and without children.

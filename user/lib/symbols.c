@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elf.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <libiberty/demangle.h>
 
@@ -515,6 +518,35 @@ static void read_build_id(const char *path, struct pevt_dso *dso)
 		dso->build_id_size = n;
 }
 
+/*
+ * This process's vdso as a file (a memfd): where the build-id cache has
+ * no copy of a recording's [vdso], perf report uses its own
+ * (machine__findnew_vdso()), which is the recording's when both ran on
+ * the same kernel.  Its ELF image ends with the section headers.
+ * Return: the memfd, or -1.
+ */
+static int own_vdso_fd(void)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	int fd;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return -1;
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1 << 20))
+		return -1;
+	fd = memfd_create("pevt-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, eh, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 {
 	char paths[8][4096], bid[41] = "", link[256];
@@ -523,7 +555,7 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	struct elf_file syms = { 0 }, rt = { 0 }, tmp;
 	struct symbuf sb = { 0 };
 	char dir[2048], *slash;
-	int n = 0, i, err;
+	int n = 0, i, err, vdso_fd = -1;
 	size_t nr_regular;
 	Elf_Scn *scn;
 
@@ -549,6 +581,17 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 			 symfs ?: "", bid, bid + 2);
 	snprintf(paths[n++], 4096, "%s/usr/lib/debug%s", symfs ?: "", dso->long_name);
 	snprintf(paths[n++], 4096, "%s%s", symfs ?: "", dso->long_name);
+	if (!strcmp(dso->long_name, "[vdso]") && !symfs && (vdso_fd = own_vdso_fd()) >= 0) {
+		uint8_t id[sizeof(dso->build_id)];
+		int len;
+
+		/* Only if it is the recording's: the same build id, or none recorded. */
+		snprintf(paths[n], 4096, "/proc/self/fd/%d", vdso_fd);
+		len = pevt_elf__build_id(paths[n], id, sizeof(id));
+		if (!dso->build_id_size ||
+		    (len == (int)dso->build_id_size && !memcmp(id, dso->build_id, len)))
+			n++;
+	}
 
 	for (i = 0; i < n && !(syms.elf && rt.elf); i++) {
 		if (!elf_open(&tmp, paths[i]))
@@ -577,6 +620,8 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 		}
 		elf_close(&tmp);
 	}
+	if (vdso_fd >= 0)
+		close(vdso_fd);	/* the ELF handles keep their own fds */
 	if (!syms.elf && !rt.elf)
 		return -ENOENT;
 	if (!rt.elf)
