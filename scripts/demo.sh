@@ -30,7 +30,8 @@ cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data 
 cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring json /tmp/record.json")"
 # Last, a recording: its report (indented: "# " lines are progress) and
 # its flame graph (build/demo/<kernel>/demo.svg).
-demo_rec="pevt record -g -e cpu-clock -F 999 -o /tmp/demo.data -- sh -c 'for i in 1 2 3 4 5 6; do ls -lR /usr/lib >/dev/null; done' >/dev/null 2>&1"
+# (The guest's files: busybox and the libraries under /lib, no /usr/lib.)
+demo_rec="pevt record -q -g -e cpu-clock -F 999 -o /tmp/demo.data -- sh -c 'for i in 1 2 3; do ls -lR /lib /bin >/dev/null; head -c 30000000 /dev/zero | gzip >/dev/null; done' >/dev/null"
 demo_rep="pevt report -i /tmp/demo.data --no-children --percent-limit 5 | sed 's/^/    /'"
 demo_fg="pevt report -i /tmp/demo.data -g none --flamegraph /tmp/demo.svg >/dev/null"
 cmd+="; $(step report "$demo_rec && $demo_rep && $demo_fg")"
