@@ -283,7 +283,12 @@ TEST_F_TIMEOUT(perf, vdso_symbols, 300)
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	EXPECT_EQ(1, atoi(o.out)) TH_LOG("no __vdso_clock_gettime row: %s", o.out);
 	out_free(&o);
-	n = report_diff("vd.data", "--no-children -g none --sort dso,sym", EXACT, log, sizeof(log));
+	/*
+	 * By DSO: a sample in the program's .plt is clock_gettime@plt for
+	 * pevt and sometimes _init for perf (its zero-size _init extended
+	 * over .plt, Documentation/report.md), so not --sort dso,sym here.
+	 */
+	n = report_diff("vd.data", "--no-children -g none --sort dso", EXACT, log, sizeof(log));
 	EXPECT_EQ(0, n) TH_LOG("%s", log);
 }
 
