@@ -207,6 +207,26 @@ static inline pid_t fork_waiting(int (*fn)(void *), void *arg, int *go)
 	return pid;
 }
 
+/*
+ * Copy @len bytes at byte offset @pos of a ring buffer's data area @d of
+ * @size bytes (a power of two or not), wrapping at its end.
+ */
+static inline void rb_copy(void *dst, const uint8_t *d, uint64_t size,
+			   uint64_t pos, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		((uint8_t *)dst)[i] = d[(pos + i) % size];
+}
+
+/* The u64 at byte offset @pos of a ring buffer's data area (rb_copy()). */
+static inline uint64_t rb_u64(const uint8_t *d, uint64_t size, uint64_t pos)
+{
+	uint64_t v;
+
+	rb_copy(&v, d, size, pos, sizeof(v));
+	return v;
+}
+
 /* Let a fork_waiting() child run; 0 or -1. */
 static inline int child_go(int go)
 {

@@ -84,15 +84,6 @@ static int open_either(int dev, struct perf_event_attr *a, pid_t pid)
 			 pevt_open(dev, a, pid, -1, -1, 0);
 }
 
-static uint64_t rb_u64(const uint8_t *d, uint64_t size, uint64_t pos)
-{
-	uint64_t v;
-
-	for (int i = 0; i < 8; i++)
-		((uint8_t *)&v)[i] = d[(pos + i) % size];
-	return v;
-}
-
 /*
  * Parse the samples (TID, [REGS_USER], [STACK_USER]) of a buffer.
  * Return: samples parsed, or -1 on a record whose size does not add up.

@@ -69,13 +69,6 @@ static int open_either(int dev, struct perf_event_attr *a, pid_t pid, int cpu)
 			 pevt_open(dev, a, pid, cpu, -1, 0);
 }
 
-static void rb_copy(void *dst, const uint8_t *d, uint64_t size, uint64_t pos,
-		    size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		((uint8_t *)dst)[i] = d[(pos + i) % size];
-}
-
 /*
  * The RAW fields of the samples (TID, RAW) in a buffer.
  * Return: samples parsed, or -1 if a record's sizes do not add up.

@@ -115,15 +115,6 @@ static int sampler_open(int dev, struct perf_event_attr *a, pid_t pid,
 	return s->map == MAP_FAILED ? -1 : 0;
 }
 
-static uint64_t rb_u64(const uint8_t *data, uint64_t size, uint64_t pos)
-{
-	uint64_t v;
-
-	for (int i = 0; i < 8; i++)
-		((uint8_t *)&v)[i] = data[(pos + i) % size];
-	return v;
-}
-
 static void sampler_count(struct sampler *s)
 {
 	struct perf_event_mmap_page *pc = s->map;
