@@ -183,8 +183,38 @@ static inline int paranoid_set(int level)
 }
 
 /*
+ * Wait (up to 5 s) until task @pid sleeps ('S' in /proc/PID/stat).
+ * Return: 0, or -1 if it did not.
+ */
+static inline int wait_sleeping(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (i = 0; i < 5000; i++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		p = strrchr(buf, ')');	/* the comm may hold spaces */
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/*
  * Fork a child that blocks until child_go(*go), then runs fn(arg) and
  * exits with what it returns: events can be opened on its pid first.
+ * Returns once the child is blocked in its read(), so that events opened
+ * one after the other all see the same system calls of the child (one
+ * opened while the child still ran its close()/read() counted 3 calls
+ * more than its twin: regs_user_test on 6.1, once).
  */
 static inline pid_t fork_waiting(int (*fn)(void *), void *arg, int *go)
 {
@@ -204,6 +234,8 @@ static inline pid_t fork_waiting(int (*fn)(void *), void *arg, int *go)
 	}
 	close(p[0]);
 	*go = p[1];
+	if (pid > 0)
+		wait_sleeping(pid);	/* at worst 5 s later, as before */
 	return pid;
 }
 
