@@ -27,6 +27,7 @@ make -s -C "$top" user tests || die "build failed"
 
 pass=0 fail=0 skip=0 t0=$(date +%s)
 declare -a timings
+declare -a failures=()
 add() { pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3)); }
 step_time() {
 	timings+=("$(printf '%-28s %5ss' "$1" $(( $(date +%s) - $2 )))")
@@ -80,8 +81,9 @@ for t in "$top"/build/tests/host/*; do
 	f=$(echo "$out" | grep -acE '^not ok [0-9]+ ')
 	k=$(echo "$out" | grep -acE '^ok .*# SKIP')
 	if [ $rc != 0 ] && [ $rc != 4 ] && [ "$f" = 0 ]; then
-		echo "host/$n: exited with $rc"; f=1
+		echo "host/$n: exited with $rc"; f=1; failures+=("host/$n: exited with $rc")
 	fi
+	while IFS= read -r l; do failures+=("host/$n: $l"); done < <(echo "$out" | grep -aE '^not ok ')
 	echo "host/$n: $p passed, $f failed, $k skipped"
 	add "$p" "$f" "$k"
 done
@@ -95,7 +97,9 @@ echo "$out" | grep -aE '^(ok|not ok|# )' | sed 's|^|fuzz: |'
 p=$(echo "$out" | grep -acE '^ok [0-9]+ ') f=$(echo "$out" | grep -acE '^not ok [0-9]+ ')
 [ $rc != 0 ] && [ "$f" = 0 ] && f=1
 # A fuzz step that ran no harness is a failure, not an empty pass.
-[ $((p + f)) = 0 ] && { echo "fuzz: no harness ran"; f=1; }
+[ $((p + f)) = 0 ] && { echo "fuzz: no harness ran"; f=1; failures+=("fuzz: no harness ran"); }
+while IFS= read -r l; do failures+=("fuzz: $l"); done < <(echo "$out" | grep -aE '^not ok ')
+[ $rc != 0 ] && [ $((p + f)) != 0 ] && ! echo "$out" | grep -qaE '^not ok ' && failures+=("fuzz: exited with $rc")
 add "$p" "$f" 0
 step_time "fuzz" "$s"
 
@@ -107,8 +111,9 @@ if [ $host_only = 0 ]; then
 		if [ -s "$top/build/vm/$k/summary" ]; then
 			read -r p f sk < "$top/build/vm/$k/summary"
 			add "$p" "$f" "$sk"
+			while IFS= read -r l; do failures+=("vm/$k: $l"); done < <(grep -aE '^(not ok|  )' "$top/build/vm/$k/verdict.txt" 2>/dev/null | head -n 60)
 		else
-			echo "vm/$k: no results (set-up failed)"; add 0 1 0
+			echo "vm/$k: no results (set-up failed)"; add 0 1 0; failures+=("vm/$k: no results (set-up failed)")
 		fi
 		step_time "vm $k" "$s"
 	done
@@ -117,11 +122,18 @@ if [ $host_only = 0 ]; then
 		s=$(date +%s)
 		out=$("$top/scripts/test-plants.sh" $kernels 2>&1); echo "$out" | grep -aE '^(ok|not ok) '
 		add "$(echo "$out" | grep -acE '^ok ')" "$(echo "$out" | grep -acE '^not ok ')" 0
+		while IFS= read -r l; do failures+=("runner self-tests: $l"); done < <(echo "$out" | grep -aE '^not ok ')
 		step_time "runner self-tests" "$s"
 	fi
 fi
 
 save_timings
+# The failures again at the end, with their diagnostics: a log whose tail
+# is all one sees still says what failed and why.
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "--- failures"
+	printf '%s\n' "${failures[@]}"
+fi
 echo "--- time per step"
 printf '%s\n' "${timings[@]}"
 printf '%-28s %5ss\n' total $(( $(date +%s) - t0 ))
