@@ -56,6 +56,22 @@
 #define RECORD_DEFAULT_FREQ	4000
 #define RECORD_DEFAULT_PAGES	128		/* 512 KiB, perf's default */
 #define PROGRESS_NS		500000000ull
+/*
+ * FINISHED_ROUND at most every ROUND_NS (perf writes one after every pass
+ * that read something).  The round guarantee (nothing after round k+1
+ * older than round k's newest) assumes that a record is in its buffer
+ * soon after its time was taken and that the CPUs' clocks agree.  In a VM
+ * neither holds to within one pass: a vCPU can be stopped between taking
+ * a sample's time and publishing the record (QEMU's TCG runs one vCPU for
+ * up to 100 ms while the other waits), and local_clock() on an unstable
+ * TSC differs between CPUs by up to a tick.  Under load passes come every
+ * few microseconds, and a round per pass let perf report "1 out of order
+ * events" on a pevt recording (-a cpu-clock on 6.1, once in a make check
+ * run).  Rounds 100 ms apart keep the guarantee through such stalls; a
+ * reader's memory is still bounded by two rounds, and a killed recording
+ * loses at most 100 ms more.
+ */
+#define ROUND_NS		100000000ull
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID	(1 << 14)
@@ -131,6 +147,7 @@ struct record {
 	int nr_bufs;
 	struct pevt_data_writer *w;
 	struct drain *drain;
+	uint64_t last_round;		/* now_ns() of the last FINISHED_ROUND */
 	int out_fd;
 	const char *path;
 	pid_t child;
@@ -544,6 +561,7 @@ static int64_t pass(struct record *r, bool flush_all)
 {
 	int64_t total = 0, n;
 	int i, ret;
+	bool mark;
 
 	for (i = 0; i < r->nr_bufs; i++) {
 		n = drain(r, i, flush_all);
@@ -551,7 +569,10 @@ static int64_t pass(struct record *r, bool flush_all)
 			return n;
 		total += n;
 	}
-	ret = drain__round(r->drain);
+	mark = flush_all || now_ns() - r->last_round >= ROUND_NS;
+	if (mark)
+		r->last_round = now_ns();
+	ret = drain__round(r->drain, mark);
 	return ret ? ret : total;
 }
 

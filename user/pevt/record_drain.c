@@ -556,17 +556,17 @@ int drain__consumed(struct drain *d, int i, uint64_t end)
 	return 0;
 }
 
-int drain__round(struct drain *d)
+int drain__round(struct drain *d, bool mark)
 {
 	uint64_t end;
 	int ret;
 
 	if (d->kind == DRAIN_WRITE)
-		return pevt_data_writer__round(d->w);
-	ret = pevt_data_writer__round_mark(d->w, &end);
-	if (ret <= 0)
+		return mark ? pevt_data_writer__round(d->w) : 0;
+	ret = mark ? pevt_data_writer__round_mark(d->w, &end) : 0;
+	if (ret < 0 || (mark && !ret))
 		return ret;
-	if (d->nr_rounds == d->alloc_rounds) {
+	if (mark && d->nr_rounds == d->alloc_rounds) {
 		int alloc = d->alloc_rounds ? 2 * d->alloc_rounds : 64;
 		uint64_t *r = realloc(d->rounds, alloc * sizeof(*r));
 
@@ -575,7 +575,8 @@ int drain__round(struct drain *d)
 		d->rounds = r;
 		d->alloc_rounds = alloc;
 	}
-	d->rounds[d->nr_rounds++] = end;
+	if (mark)
+		d->rounds[d->nr_rounds++] = end;
 	if (d->kind == DRAIN_URING && d->unsubmitted) {
 		ret = io_uring_submit(&d->ring);
 		d->unsubmitted = 0;

@@ -9,7 +9,7 @@
  *			pos = drain__read_pos(d, i);	// where the unread data begins
  *			... walk [pos, head) ...
  *			drain__submit(d, i, iov, n, head);
- *		drain__round(d);		// FINISHED_ROUND
+ *		drain__round(d, true);		// FINISHED_ROUND
  *		poll(..., drain__fd(d), ...);	// a buffer or a completion
  *		drain__reap(d, false);		// tails, commits
  *	}
@@ -77,8 +77,12 @@ int drain__submit(struct drain *d, int i, const struct iovec *iov, int n, uint64
  * before it completed.
  */
 int drain__consumed(struct drain *d, int i, uint64_t end);
-/* End of a pass: FINISHED_ROUND, committed once its data completed. */
-int drain__round(struct drain *d);
+/*
+ * End of a pass.  @mark: write FINISHED_ROUND, committed once its data
+ * completed; otherwise only hand the pass's writes on (io_uring submit)
+ * and take completions.
+ */
+int drain__round(struct drain *d, bool mark);
 /*
  * Take completions: store data_tails, commit complete rounds.  @all:
  * wait until nothing is in flight.  0 or -errno of a failed write.
