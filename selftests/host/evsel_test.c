@@ -306,7 +306,7 @@ TEST(write_backward_real_kernel)
 	struct perf_event_header *h;
 	struct pevt_evsel *ev;
 	struct pevt_mmap *map;
-	uint64_t prev_t = UINT64_MAX, newest, first_newest = 0;
+	uint64_t prev_t = UINT64_MAX, newest, first_newest = 0, paused_head;
 	size_t n = 0, i;
 	int round;
 
@@ -348,8 +348,18 @@ TEST(write_backward_real_kernel)
 
 	/* Resume, pause again: only newer records, and at least one. */
 	newest = UINT64_MAX;
+	/*
+	 * Until a record came, up to 2 s: a fixed 2 ms of wall time gave the
+	 * task no CPU time at all once in a 6.12 guest under TCG (both vCPUs
+	 * on one host thread) and the pass found nothing (EAGAIN).
+	 */
+	paused_head = pevt_mmap__read_head(map);
 	ASSERT_EQ(0, pevt_evsel__pause(ev, false));
-	spin_ms(2);
+	for (round = 0; round < 1000; round++) {
+		spin_ms(2);
+		if (pevt_mmap__read_head(map) != paused_head)
+			break;
+	}
 	ASSERT_EQ(0, pevt_evsel__pause(ev, true));
 	ASSERT_EQ(0, pevt_mmap__read_init(map));
 	for (i = 0; (h = pevt_mmap__read_event(map)); i++) {
