@@ -7,7 +7,8 @@
 # unindexed output for --threads 1, 2, 4, with and without the index, and
 # actually takes the indexed first pass; a damaged index gives a warning
 # naming the problem and the offset, and the same output; pipe data and
-# --threads directories are refused; re-indexing replaces the index.
+# --threads directories are refused; re-indexing replaces the index; a
+# pevt record file and a zstd one (read sequentially: one zstd stream).
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -18,7 +19,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
-N=14
+N=16
 echo "TAP version 13"
 echo "1..$N"
 # Many short processes, and a small buffer (-m 8: 32 KB) so that perf
@@ -132,4 +133,36 @@ else echo "# $s2 slices, size $(stat -c %s f.data) vs $size"; nok "re-index repl
 	rep --no-children -g none --threads 2 -i orig.data > o2.txt 2>/dev/null
 if grep -q "^# index v1" o.txt && cmp -s ref.txt o2.txt; then ok "index of the whole file, same report"
 else sed 's/^/# /' o.txt | head -3; nok "index of the whole file"; fi
+
+# 15: a pevt record file: indexed, used, same report; perf reads it quietly
+bad=
+if eval "'$pevt' record -m 8 -e cpu-clock -g -o p.data -- $workload" >/dev/null 2>&1; then
+	rep --threads 1 -i p.data > a.txt 2>/dev/null
+	"$perf" report --stdio -i p.data 2>/dev/null | strip > pa.txt
+	"$pevt" data index --slice-size 8k p.data 2>o.err || bad="$bad index:$(head -c 200 o.err)"
+	for t in 1 2 4; do
+		PEVT_INDEX_DEBUG=1 rep --threads $t -i p.data > b.txt 2>o.err
+		cmp -s a.txt b.txt || bad="$bad differs:$t"
+		grep -q "index: first pass from" o.err || bad="$bad not-used:$t"
+	done
+	"$perf" report --stdio -i p.data 2>b.err | strip > pb.txt
+	cmp -s pa.txt pb.txt && [ ! -s b.err ] || bad="$bad perf-report"
+	if [ -z "$bad" ]; then ok "pevt record file: indexed, same reports"; else echo "# $bad"; nok "pevt record file"; fi
+else
+	skip "pevt record file" "pevt record cannot record on this host"
+fi
+
+# 16: zstd (-z): indexed (perf reads it), report the same (sequential: one zstd stream)
+bad=
+if eval "$perf record -q -m 8 -z -e cpu-clock -g -o z.data -- $workload" >/dev/null 2>&1; then
+	rep --threads 1 -i z.data > a.txt 2>/dev/null
+	"$pevt" data index --slice-size 8k z.data 2>o.err || bad="$bad index:$(head -c 200 o.err)"
+	rep --threads 2 -i z.data > b.txt 2>o.err
+	cmp -s a.txt b.txt && [ ! -s o.err ] || bad="$bad differs"
+	"$perf" report --stdio -i z.data 2>b.err >/dev/null
+	[ ! -s b.err ] || bad="$bad perf:$(head -c 200 b.err)"
+	if [ -z "$bad" ]; then ok "zstd file: indexed, same report"; else echo "# $bad"; nok "zstd file"; fi
+else
+	skip "zstd file" "perf record -z fails on this host"
+fi
 exit $failed

@@ -222,11 +222,14 @@ int pevt_index__write(const char *path, const struct pevt_index *idx, char *why,
 {
 	struct perf_file_section *secs = NULL, *nsecs = NULL;
 	struct perf_file_header h, oh;
-	char tmp[PATH_MAX], dcopy[PATH_MAX];
+	char tmp[PATH_MAX], dcopy[PATH_MAX], real[PATH_MAX];
 	int in, out = -1, nr = 0, feat, k, j, err;
 	uint64_t data_end, pos, payload;
 	struct stat st;
 
+	/* a symlink's target is rewritten, not the link */
+	if (realpath(path, real))
+		path = real;
 	in = open(path, O_RDONLY);
 	if (in < 0)
 		return fail(why, why_len, -errno, "%s: %s", path, strerror(errno));
@@ -310,6 +313,9 @@ int pevt_index__write(const char *path, const struct pevt_index *idx, char *why,
 	if (err) {
 		fail(why, why_len, err, "%s: %s", tmp, strerror(-err));
 		goto out_tmp;
+	}
+	if (fchown(out, st.st_uid, st.st_gid)) {
+		/* not ours to give away: the file stays the writer's */
 	}
 	if (fchmod(out, st.st_mode & 07777) || fsync(out)) {
 		err = fail(why, why_len, -errno, "%s: %s", tmp, strerror(errno));

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <elf.h>
 
@@ -535,8 +536,8 @@ static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint6
  * the sequential path runs instead, so the output is the same either way.
  */
 struct ixitem {
-	uint64_t time, off;
-	const struct perf_event_header *ev;
+	uint64_t time;
+	const struct perf_event_header *ev;	/* its address: file order */
 	uint32_t pid, tid;
 	bool sample;
 };
@@ -549,8 +550,12 @@ struct ixscan {
 	struct report *r;
 	const struct pevt_index *idx;
 	uint64_t from, to;		/* slices [from, to) */
-	struct ixitem *v;
+	struct ixitem *v;		/* delivered, in (time, file) order */
 	size_t nr, cap;
+	struct ixitem *q;		/* queued: Weisbecker's rounds */
+	size_t nr_q, cap_q;
+	uint64_t max_time, next_flush;
+	bool have_flush;
 	struct ixround *rounds;
 	size_t nr_rounds, cap_rounds;
 	const struct perf_event_header **meta;	/* EVENT_UPDATE, in file order */
@@ -592,13 +597,110 @@ static int ix_round(struct ixscan *s, const struct ixround *rd)
 	return 0;
 }
 
+static inline bool ix_less(const struct ixitem *x, const struct ixitem *y)
+{
+	return x->time < y->time || (x->time == y->time && x->ev < y->ev);
+}
+
 static int cmp_ixitem(const void *a, const void *b)
 {
 	const struct ixitem *x = a, *y = b;
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
+	return ix_less(x, y) ? -1 : ix_less(y, x);
+}
+
+/*
+ * Sort by (time, file order).  A round is a few runs already in order
+ * (one per CPU buffer drained), so a natural merge sort: find the runs,
+ * merge neighbours until one is left.  Falls back to qsort() without
+ * memory for the merge buffer.
+ */
+static void ix_sort(struct ixitem *v, size_t n)
+{
+	struct ixitem *tmp, *src = v, *dst;
+	size_t *runs, nr = 0, i, cap = 1024;
+
+	if (n < 2)
+		return;
+	tmp = malloc(n * sizeof(*tmp));
+	runs = malloc(cap * sizeof(*runs));
+	if (!tmp || !runs)
+		goto slow;
+	runs[nr++] = 0;
+	for (i = 1; i < n; i++)
+		if (ix_less(&v[i], &v[i - 1])) {
+			if (nr == cap) {
+				size_t *nrn = realloc(runs, cap * 2 * sizeof(*runs));
+
+				if (!nrn)
+					goto slow;
+				runs = nrn;
+				cap *= 2;
+			}
+			runs[nr++] = i;
+		}
+	dst = tmp;
+	while (nr > 1) {
+		size_t k, out = 0;
+
+		for (k = 0; k < nr; k += 2) {
+			size_t a = runs[k], am = k + 1 < nr ? runs[k + 1] : n;
+			size_t b = am, bm = k + 2 < nr ? runs[k + 2] : n, o = a;
+
+			while (a < am && b < bm)
+				dst[o++] = ix_less(&src[b], &src[a]) ? src[b++] : src[a++];
+			while (a < am)
+				dst[o++] = src[a++];
+			while (b < bm)
+				dst[o++] = src[b++];
+			runs[out++] = runs[k];
+		}
+		nr = out;
+		tmp = src;
+		src = dst;
+		dst = tmp;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(src == v ? dst : src);
+	free(runs);
+	return;
+slow:
+	free(tmp);
+	free(runs);
+	qsort(v, n, sizeof(*v), cmp_ixitem);
+}
+
+/*
+ * Like ordered.c, per thread: at the end of a round the queued records
+ * not newer than @limit (the newest of the rounds before) go out sorted.
+ * Whether that makes one sorted stream is checked over all the threads'
+ * rounds afterwards (ix_in_order()).
+ */
+static int ix_flush(struct ixscan *s, uint64_t limit)
+{
+	size_t k = 0;
+
+	ix_sort(s->q, s->nr_q);
+	while (k < s->nr_q && s->q[k].time <= limit)
+		k++;
+	if (s->nr + k > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 65536;
+		struct ixitem *n;
+
+		while (ncap < s->nr + k)
+			ncap *= 2;
+		n = realloc(s->v, ncap * sizeof(*n));
+		if (!n)
+			return ix_fallback(s, 1, NULL);
+		s->v = n;
+		s->cap = ncap;
+	}
+	memcpy(s->v + s->nr, s->q, k * sizeof(*s->q));
+	s->nr += k;
+	memmove(s->q, s->q + k, (s->nr_q - k) * sizeof(*s->q));
+	s->nr_q -= k;
+	return 0;
 }
 
 static int ix_slice(struct ixscan *s, uint64_t i)
@@ -615,14 +717,16 @@ static int ix_slice(struct ixscan *s, uint64_t i)
 		uint64_t t = UINT64_MAX;
 		uint32_t type;
 
-		if (end - pos < sizeof(*h) || h->size < sizeof(*h) || h->size > end - pos ||
-		    (h->size & 7) || ((uintptr_t)h & 7))
+		if (end - pos < sizeof(*h) || h->size < sizeof(*h) || h->size > end - pos)
 			return ix_fallback(s, 2, "slice %" PRIu64 " at offset %#" PRIx64 " is not "
 					   "on record boundaries: at offset %#" PRIx64 " a record "
 					   "of %u bytes, %" PRIu64 " left in the slice", i, e->offset,
 					   pos, end - pos < sizeof(*h) ? 0 : h->size, end - pos);
 		type = h->type;
 		last_type = type;
+		/* one zstd stream through the file; odd records are copied */
+		if (type == PERF_RECORD_COMPRESSED || ((h->size | (uintptr_t)h) & 7))
+			return ix_fallback(s, 1, NULL);
 		s->st.bytes += h->size;
 		if (pevt_record_type__name(type))
 			s->st.nr[type]++;
@@ -635,6 +739,10 @@ static int ix_slice(struct ixscan *s, uint64_t i)
 		if (type == PERF_RECORD_FINISHED_ROUND) {
 			if (ix_round(s, &rd))
 				return -1;
+			if (s->have_flush && ix_flush(s, s->next_flush))
+				return -1;
+			s->next_flush = s->max_time;
+			s->have_flush = true;
 			rd = (struct ixround){ UINT64_MAX, 0, 0 };
 			pos += h->size;
 			continue;
@@ -683,18 +791,19 @@ static int ix_slice(struct ixscan *s, uint64_t i)
 				s->nr_bad++;
 				break;
 			}
-			if (s->nr == s->cap) {
-				size_t ncap = s->cap ? s->cap * 2 : 65536;
-				struct ixitem *n = realloc(s->v, ncap * sizeof(*n));
+			if (s->nr_q == s->cap_q) {
+				size_t ncap = s->cap_q ? s->cap_q * 2 : 4096;
+				struct ixitem *n = realloc(s->q, ncap * sizeof(*n));
 
 				if (!n)
 					return ix_fallback(s, 1, NULL);
-				s->v = n;
-				s->cap = ncap;
+				s->q = n;
+				s->cap_q = ncap;
 			}
-			it = &s->v[s->nr++];
+			if (t > s->max_time)
+				s->max_time = t;
+			it = &s->q[s->nr_q++];
 			it->time = t;
-			it->off = pos;
 			it->ev = h;
 			it->sample = type == PERF_RECORD_SAMPLE;
 			if (it->sample) {
@@ -723,8 +832,8 @@ static void *ix_run(void *arg)
 
 	for (i = s->from; i < s->to && !s->fallback; i++)
 		ix_slice(s, i);
-	if (!s->fallback && s->nr)
-		qsort(s->v, s->nr, sizeof(*s->v), cmp_ixitem);
+	if (!s->fallback)
+		ix_flush(s, UINT64_MAX);
 	return NULL;
 }
 
@@ -856,7 +965,7 @@ static int indexed_first_pass(struct report *r)
 
 			for (i = 0; i < n; i++)
 				if (pos[i] < s[i].nr &&
-				    (best < 0 || cmp_ixitem(&s[i].v[pos[i]], &s[best].v[pos[best]]) < 0))
+				    (best < 0 || ix_less(&s[i].v[pos[i]], &s[best].v[pos[best]])))
 					best = i;
 			if (best < 0)
 				break;
@@ -912,6 +1021,7 @@ static int indexed_first_pass(struct report *r)
 		free(s[i].v);
 		free(s[i].rounds);
 		free(s[i].meta);
+		free(s[i].q);
 	}
 	free(s);
 	free(pos);
@@ -1230,6 +1340,7 @@ int do_report(int argc, char **argv)
 	struct pevt_ordered_opts oo = { .sz = sizeof(oo) };
 	int opt, err, i;
 	bool callchains = false;
+	struct timespec t0, t1;
 
 	parse_sort(&r, "comm,dso,sym");
 	optind = 1;
@@ -1337,6 +1448,7 @@ int do_report(int argc, char **argv)
 		return -1;
 	}
 	oo.mem_cap = r.mem_cap;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = 0;
 	/* --stats counts every record as the sequential reader sees it */
 	if (!r.stats && !r.no_index && !pevt_data__is_pipe(r.d) && !pevt_data__is_dir(r.d) &&
@@ -1359,6 +1471,10 @@ int do_report(int argc, char **argv)
 		err = 0;
 	else if (!err)
 		err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("PEVT_INDEX_DEBUG"))
+		fprintf(stderr, "index: first pass %.3f s\n",
+			(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	/* a pipe's attrs came with its records: graphs if they have callchains */
 	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
 		if (pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)
