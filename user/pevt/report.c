@@ -828,7 +828,15 @@ static int ix_slice(struct ixscan *s, uint64_t i)
 static void *ix_run(void *arg)
 {
 	struct ixscan *s = arg;
-	uint64_t i;
+	uint64_t i, nr = 0;
+
+	/* room for every record of the slices: no copies while growing */
+	for (i = s->from; i < s->to; i++)
+		nr += s->idx->e[i].nr_records;
+	if (nr && nr < (1ull << 32)) {
+		s->v = malloc(nr * sizeof(*s->v));
+		s->cap = s->v ? nr : 0;
+	}
 
 	for (i = s->from; i < s->to && !s->fallback; i++)
 		ix_slice(s, i);
@@ -885,8 +893,10 @@ static int indexed_first_pass(struct report *r)
 	size_t *pos;
 	int n, i, ret, err = 0;
 	const char *dbg = "";
+	struct timespec ts, tw;
 	bool ok;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ret = pevt_index__read(r->input, r->d, &idx, why, sizeof(why));
 	if (ret < 0)
 		fprintf(stderr, "Warning: %s: ignoring the index: %s\n", r->input, why);
@@ -940,6 +950,7 @@ static int indexed_first_pass(struct report *r)
 			ix_run(&s[i]);
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &tw);
 	ok = true;
 	for (i = 0; i < n && ok; i++)
 		if (s[i].fallback) {
@@ -957,6 +968,18 @@ static int indexed_first_pass(struct report *r)
 	ret = 0;
 	if (ok) {
 		struct pevt_data_stats *st = pevt_data__stats(r->d);
+		size_t total = 0;
+
+		for (i = 0; i < n; i++)
+			total += s[i].nr;
+		if (total > r->cap_samples) {
+			struct sref *nv = realloc(r->samples, total * sizeof(*nv));
+
+			if (nv) {
+				r->samples = nv;
+				r->cap_samples = total;
+			}
+		}
 
 		/* the merge: machine and samples in (time, offset) order */
 		for (;;) {
@@ -1012,8 +1035,15 @@ static int indexed_first_pass(struct report *r)
 		}
 		ret = err ? err : 1;
 		if (getenv("PEVT_INDEX_DEBUG"))
-			fprintf(stderr, "index: first pass from %" PRIu64 " slices on %d threads\n",
-				idx.hdr.nr, n);
+		{
+			struct timespec tm;
+
+			clock_gettime(CLOCK_MONOTONIC, &tm);
+			fprintf(stderr, "index: first pass from %" PRIu64 " slices on %d threads"
+				" (walk %.3f s, merge %.3f s)\n", idx.hdr.nr, n,
+				(tw.tv_sec - ts.tv_sec) + (tw.tv_nsec - ts.tv_nsec) / 1e9,
+				(tm.tv_sec - tw.tv_sec) + (tm.tv_nsec - tw.tv_nsec) / 1e9);
+		}
 	} else if (getenv("PEVT_INDEX_DEBUG")) {
 		fprintf(stderr, "index: not used (%s), sequential first pass\n", dbg);
 	}
