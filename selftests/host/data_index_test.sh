@@ -19,7 +19,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
-N=16
+N=18
 echo "TAP version 13"
 echo "1..$N"
 # Many short processes, and a small buffer (-m 8: 32 KB) so that perf
@@ -104,6 +104,18 @@ o1=$(peek f.data $e1); s1=$(peek f.data $((e1 + 8))); s0=$(peek f.data $((ioff +
 cp f.data c.data; poke c.data $((ioff + 48 + 8)) $((s0 + 8)); poke c.data $e1 $((o1 + 8)); poke c.data $((e1 + 8)) $((s1 - 8))
 damaged "slice not on a record boundary" "not .*boundar"
 cp f.data c.data; poke c.data $((ioff + 16)) 999; damaged "entry count" "entries in"
+# a stale index: it describes another data section (the file was rewritten by something else)
+cp f.data c.data; poke c.data $((ioff + 40)) 12345; damaged "stale: another data section" "describes a data section"
+
+# an index run killed half way (SIGXFSZ from a 1 MB file size limit while it
+# writes the temporary copy) leaves the file as it was
+cp orig.data k.data
+sh -c 'ulimit -f 1024; "$0" data index --slice-size 16k k.data; exit $?' "$pevt" >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 0 ] && cmp -s orig.data k.data && [ $(stat -c %s orig.data) -gt $((1024 * 1024)) ]; then
+	ok "interrupted index (exit $rc): file unchanged"
+else echo "# exit $rc, size $(stat -c %s orig.data)"; nok "interrupted index: file unchanged"; fi
+rm -f .k.data.idx*
 
 # 12: pipe data and --threads directories are refused with a reason
 eval "$perf record -q -e cpu-clock -o - -- $workload" > pipe.data 2>/dev/null
