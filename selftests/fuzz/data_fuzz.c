@@ -3,7 +3,8 @@
  * libFuzzer harness for the perf.data reader: the input is a whole file
  * (file or pipe mode, possibly zstd-compressed records), opened through a
  * memfd, read in time order, every sample parsed and every side-band
- * record applied to a machine.  Errors are fine; crashes, leaks and
+ * record applied to a machine; its HEADER_PEVT_INDEX section read and
+ * checked, and an index built for it.  Errors are fine; crashes, leaks and
  * sanitizer reports are not.
  */
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <pevt/data_index.h>
 #include <pevt/data_reader.h>
 #include <pevt/machine.h>
 #include <pevt/ordered.h>
@@ -40,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 {
 	struct pevt_ordered_opts o = { .sz = sizeof(o), .mem_cap = 1 << 20, .window = 64 };
 	struct pevt_ordered_stats st;
+	struct pevt_index idx;
+	char why[512];
 	struct pevt_machine *m;
 	struct pevt_data *d;
 	char path[64];
@@ -59,6 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t len)
 			abort();
 		pevt_ordered__run(d, &o, cb, m, &st);
 		pevt_machine__delete(m);
+		if (pevt_index__read(path, d, &idx, why, sizeof(why)) == 1) {
+			uint64_t i, off, size;
+
+			pevt_data__section(d, 0, &off, &size);
+			for (i = 0; i < idx.hdr.nr; i++)	/* what read() promises */
+				if (idx.e[i].offset < off || idx.e[i].offset + idx.e[i].size > off + size)
+					abort();
+			pevt_index__exit(&idx);
+		}
+		if (!pevt_index__build(d, 4096, &idx, why, sizeof(why)))
+			pevt_index__exit(&idx);
 	} else if (!pevt_data__error(d)) {
 		abort();	/* a failed open always says why */
 	}

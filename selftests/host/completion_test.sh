@@ -25,7 +25,7 @@ complete_has() {
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..12"
 complete_has stat pevt st
 complete_has list pevt l
 complete_has --repeat pevt stat --rep
@@ -36,4 +36,6 @@ complete_has '{cs,page-faults' pevt stat --event '{cs,page-f'
 complete_has pevt pevt stat -b pe
 complete_has fairness pevt bench fa
 complete_has scenario pevt bench fairness sce
+complete_has index pevt data in
+complete_has --slice-size pevt data index --sl
 exit $failed

@@ -1329,6 +1329,11 @@ const char *pevt_data__error(const struct pevt_data *d) { return d->err[0] ? d->
 int pevt_data__nr_evsels(const struct pevt_data *d) { return d->nr_evsels; }
 struct pevt_data_stats *pevt_data__stats(struct pevt_data *d) { return &d->stats; }
 
+int pevt_data__process_meta(struct pevt_data *d, const struct perf_event_header *ev)
+{
+	return process_meta(d, ev);
+}
+
 struct pevt_data_evsel *pevt_data__evsel(struct pevt_data *d, int idx)
 {
 	return idx >= 0 && idx < d->nr_evsels ? &d->evsels[idx] : NULL;

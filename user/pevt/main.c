@@ -172,6 +172,7 @@ static int do_help(int argc, char **argv);
 static const struct cmd cmds[] = {
 	{ "help",	do_help,	"a command's manual page, or this text" },
 	{ "bench",	do_bench,	"A/B benchmarks: pevt against the stock kernel" },
+	{ "data",	do_data,	"index a perf.data file for parallel reports" },
 	{ "list",	do_list,	"the events, and the backends that open them" },
 	{ "record",	do_record,	"sample into a perf.data file stock perf reads" },
 	{ "report",	do_report,	"perf.data report like perf report --stdio" },

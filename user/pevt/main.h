@@ -57,6 +57,7 @@ int bench_report(int argc, char **argv);	/* bench_report.c */
 int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 int do_report(int argc, char **argv);		/* report.c */
+int do_data(int argc, char **argv);		/* data.c */
 int do_list(int argc, char **argv);		/* list.c */
 
 /* Generated from Documentation/man (scripts/mkhelp.sh). */

@@ -8,15 +8,19 @@
  * (self and children periods per sort key) -> perf's output order.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <elf.h>
 
 #include <pevt/callchain.h>
+#include <pevt/data_index.h>
 #include <pevt/data_reader.h>
 #include <pevt/hist.h>
 #include <pevt/machine.h>
@@ -72,6 +76,7 @@ struct report {
 	bool use_children;
 	uint64_t nr_bad;
 	int nr_threads;			/* --threads, 0: the CPUs there are */
+	bool no_index;			/* --no-index */
 	struct sref *samples;		/* first pass, in time order */
 	size_t nr_samples, cap_samples;
 	char **arena;			/* copies of transient sample records */
@@ -516,6 +521,544 @@ static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint6
 	}
 }
 
+/* ---- the indexed first pass ---------------------------------------------- */
+
+/*
+ * With a HEADER_PEVT_INDEX section (pevt data index), the first pass walks
+ * the index's slices on N threads: each parses its records and keeps the
+ * samples and side-band records with their times, sorted by (time, file
+ * offset).  The main thread then merges the threads' lists in that order
+ * into the machine and the sample list.  That is the order the sequential
+ * path (Weisbecker's rounds) delivers them in whenever no record is older
+ * than what an earlier round already flushed, which the walk checks per
+ * round: if it does not hold, or the file has what only the sequential
+ * reader handles (compressed or user records, records without a time),
+ * the sequential path runs instead, so the output is the same either way.
+ */
+struct ixitem {
+	uint64_t time;
+	const struct perf_event_header *ev;	/* its address: file order */
+	uint32_t pid, tid;
+	bool sample;
+};
+
+struct ixround {
+	uint64_t min, max, nr;
+};
+
+struct ixscan {
+	struct report *r;
+	const struct pevt_index *idx;
+	uint64_t from, to;		/* slices [from, to) */
+	struct ixitem *v;		/* delivered, in (time, file) order */
+	size_t nr, cap;
+	struct ixitem *q;		/* queued: Weisbecker's rounds */
+	size_t nr_q, cap_q;
+	uint64_t max_time, next_flush;
+	bool have_flush;
+	struct ixround *rounds;
+	size_t nr_rounds, cap_rounds;
+	const struct perf_event_header **meta;	/* EVENT_UPDATE, in file order */
+	size_t nr_meta, cap_meta;
+	struct pevt_data_stats st;
+	uint64_t nr_bad;
+	int fallback;			/* 1: quietly, 2: with why[] */
+	char why[320];
+	pthread_t tid;
+};
+
+static int ix_fallback(struct ixscan *s, int how, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->fallback)
+		return -1;
+	s->fallback = how;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(s->why, sizeof(s->why), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int ix_round(struct ixscan *s, const struct ixround *rd)
+{
+	if (s->nr_rounds == s->cap_rounds) {
+		size_t ncap = s->cap_rounds ? s->cap_rounds * 2 : 256;
+		struct ixround *n = realloc(s->rounds, ncap * sizeof(*n));
+
+		if (!n)
+			return ix_fallback(s, 1, NULL);
+		s->rounds = n;
+		s->cap_rounds = ncap;
+	}
+	s->rounds[s->nr_rounds++] = *rd;
+	return 0;
+}
+
+static inline bool ix_less(const struct ixitem *x, const struct ixitem *y)
+{
+	return x->time < y->time || (x->time == y->time && x->ev < y->ev);
+}
+
+static int cmp_ixitem(const void *a, const void *b)
+{
+	const struct ixitem *x = a, *y = b;
+
+	return ix_less(x, y) ? -1 : ix_less(y, x);
+}
+
+/*
+ * Sort by (time, file order).  A round is a few runs already in order
+ * (one per CPU buffer drained), so a natural merge sort: find the runs,
+ * merge neighbours until one is left.  Falls back to qsort() without
+ * memory for the merge buffer.
+ */
+static void ix_sort(struct ixitem *v, size_t n)
+{
+	struct ixitem *tmp, *src = v, *dst;
+	size_t *runs, nr = 0, i, cap = 1024;
+
+	if (n < 2)
+		return;
+	tmp = malloc(n * sizeof(*tmp));
+	runs = malloc(cap * sizeof(*runs));
+	if (!tmp || !runs)
+		goto slow;
+	runs[nr++] = 0;
+	for (i = 1; i < n; i++)
+		if (ix_less(&v[i], &v[i - 1])) {
+			if (nr == cap) {
+				size_t *nrn = realloc(runs, cap * 2 * sizeof(*runs));
+
+				if (!nrn)
+					goto slow;
+				runs = nrn;
+				cap *= 2;
+			}
+			runs[nr++] = i;
+		}
+	dst = tmp;
+	while (nr > 1) {
+		size_t k, out = 0;
+
+		for (k = 0; k < nr; k += 2) {
+			size_t a = runs[k], am = k + 1 < nr ? runs[k + 1] : n;
+			size_t b = am, bm = k + 2 < nr ? runs[k + 2] : n, o = a;
+
+			while (a < am && b < bm)
+				dst[o++] = ix_less(&src[b], &src[a]) ? src[b++] : src[a++];
+			while (a < am)
+				dst[o++] = src[a++];
+			while (b < bm)
+				dst[o++] = src[b++];
+			runs[out++] = runs[k];
+		}
+		nr = out;
+		tmp = src;
+		src = dst;
+		dst = tmp;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(src == v ? dst : src);
+	free(runs);
+	return;
+slow:
+	free(tmp);
+	free(runs);
+	qsort(v, n, sizeof(*v), cmp_ixitem);
+}
+
+/*
+ * Like ordered.c, per thread: at the end of a round the queued records
+ * not newer than @limit (the newest of the rounds before) go out sorted.
+ * Whether that makes one sorted stream is checked over all the threads'
+ * rounds afterwards (ix_in_order()).
+ */
+static int ix_flush(struct ixscan *s, uint64_t limit)
+{
+	size_t k = 0;
+
+	ix_sort(s->q, s->nr_q);
+	while (k < s->nr_q && s->q[k].time <= limit)
+		k++;
+	if (s->nr + k > s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 65536;
+		struct ixitem *n;
+
+		while (ncap < s->nr + k)
+			ncap *= 2;
+		n = realloc(s->v, ncap * sizeof(*n));
+		if (!n)
+			return ix_fallback(s, 1, NULL);
+		s->v = n;
+		s->cap = ncap;
+	}
+	memcpy(s->v + s->nr, s->q, k * sizeof(*s->q));
+	s->nr += k;
+	memmove(s->q, s->q + k, (s->nr_q - k) * sizeof(*s->q));
+	s->nr_q -= k;
+	return 0;
+}
+
+static int ix_slice(struct ixscan *s, uint64_t i)
+{
+	struct pevt_data *d = s->r->d;
+	const struct pevt_index_entry *e = &s->idx->e[i];
+	const uint8_t *base = pevt_data__stream_base(d, 0);
+	uint64_t pos = e->offset, end = e->offset + e->size;
+	struct ixround rd = { UINT64_MAX, 0, 0 };
+	uint32_t last_type = 0;
+
+	while (pos < end) {
+		const struct perf_event_header *h = (const void *)(base + pos);
+		uint64_t t = UINT64_MAX;
+		uint32_t type;
+
+		if (end - pos < sizeof(*h) || h->size < sizeof(*h) || h->size > end - pos)
+			return ix_fallback(s, 2, "slice %" PRIu64 " at offset %#" PRIx64 " is not "
+					   "on record boundaries: at offset %#" PRIx64 " a record "
+					   "of %u bytes, %" PRIu64 " left in the slice", i, e->offset,
+					   pos, end - pos < sizeof(*h) ? 0 : h->size, end - pos);
+		type = h->type;
+		last_type = type;
+		/* one zstd stream through the file; odd records are copied */
+		if (type == PERF_RECORD_COMPRESSED || ((h->size | (uintptr_t)h) & 7))
+			return ix_fallback(s, 1, NULL);
+		s->st.bytes += h->size;
+		if (pevt_record_type__name(type))
+			s->st.nr[type]++;
+		else
+			s->st.nr_unknown++;
+		if (type == PERF_RECORD_LOST && h->size >= 24)
+			s->st.total_lost += ((const uint64_t *)h)[2];
+		else if (type == PERF_RECORD_LOST_SAMPLES && h->size >= 16)
+			s->st.total_lost_samples += ((const uint64_t *)h)[1];
+		if (type == PERF_RECORD_FINISHED_ROUND) {
+			if (ix_round(s, &rd))
+				return -1;
+			if (s->have_flush && ix_flush(s, s->next_flush))
+				return -1;
+			s->next_flush = s->max_time;
+			s->have_flush = true;
+			rd = (struct ixround){ UINT64_MAX, 0, 0 };
+			pos += h->size;
+			continue;
+		}
+		/*
+		 * Records that change the reader's state: attrs and features
+		 * change how later records parse, build ids how DSOs load, so
+		 * only the sequential reader takes them; an event's new name
+		 * matters only for the output and is applied after the walk.
+		 */
+		if (type == PERF_RECORD_COMPRESSED || type == PERF_RECORD_HEADER_ATTR ||
+		    type == PERF_RECORD_HEADER_FEATURE || type == PERF_RECORD_HEADER_BUILD_ID)
+			return ix_fallback(s, 1, NULL);
+		if (type == PERF_RECORD_EVENT_UPDATE) {
+			if (s->nr_meta == s->cap_meta) {
+				size_t ncap = s->cap_meta ? s->cap_meta * 2 : 16;
+				const struct perf_event_header **n = realloc(s->meta, ncap * sizeof(*n));
+
+				if (!n)
+					return ix_fallback(s, 1, NULL);
+				s->meta = n;
+				s->cap_meta = ncap;
+			}
+			s->meta[s->nr_meta++] = h;
+		}
+		if (type < PERF_RECORD_USER_TYPE_START)
+			t = pevt_data__time_of(d, h);
+		if (t != UINT64_MAX) {
+			rd.min = t < rd.min ? t : rd.min;
+			rd.max = t > rd.max ? t : rd.max;
+			rd.nr++;
+		}
+		switch (type) {
+		case PERF_RECORD_SAMPLE:
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT: {
+			struct pevt_sample smp;
+			struct ixitem *it;
+
+			if (t == UINT64_MAX)
+				return ix_fallback(s, 1, NULL);	/* delivered as read */
+			if (type == PERF_RECORD_SAMPLE && pevt_data__parse_sample(d, h, &smp)) {
+				s->nr_bad++;
+				break;
+			}
+			if (s->nr_q == s->cap_q) {
+				size_t ncap = s->cap_q ? s->cap_q * 2 : 4096;
+				struct ixitem *n = realloc(s->q, ncap * sizeof(*n));
+
+				if (!n)
+					return ix_fallback(s, 1, NULL);
+				s->q = n;
+				s->cap_q = ncap;
+			}
+			if (t > s->max_time)
+				s->max_time = t;
+			it = &s->q[s->nr_q++];
+			it->time = t;
+			it->ev = h;
+			it->sample = type == PERF_RECORD_SAMPLE;
+			if (it->sample) {
+				it->pid = smp.pid;
+				it->tid = smp.tid;
+			}
+			break;
+		}
+		default:
+			break;
+		}
+		pos += h->size;
+	}
+	if (i + 1 < s->idx->hdr.nr && last_type != PERF_RECORD_FINISHED_ROUND)
+		return ix_fallback(s, 2, "slice %" PRIu64 " at offset %#" PRIx64 " does not end "
+				   "on a round boundary (at offset %#" PRIx64 ")", i, e->offset, end);
+	if (rd.nr)
+		return ix_round(s, &rd);
+	return 0;
+}
+
+static void *ix_run(void *arg)
+{
+	struct ixscan *s = arg;
+	uint64_t i, nr = 0;
+
+	/* room for every record of the slices: no copies while growing */
+	for (i = s->from; i < s->to; i++)
+		nr += s->idx->e[i].nr_records;
+	if (nr && nr < (1ull << 32)) {
+		s->v = malloc(nr * sizeof(*s->v));
+		s->cap = s->v ? nr : 0;
+	}
+
+	for (i = s->from; i < s->to && !s->fallback; i++)
+		ix_slice(s, i);
+	if (!s->fallback)
+		ix_flush(s, UINT64_MAX);
+	return NULL;
+}
+
+/*
+ * Weisbecker's rounds deliver in (time, file order) iff no record of round
+ * j is older than the newest of rounds 0..j-2 (what the flush at the end
+ * of round j-1 may have delivered), and two rounds never outgrow the
+ * queue's memory cap.
+ */
+static bool ix_in_order(struct ixscan *s, int n, size_t mem_cap)
+{
+	uint64_t newest_before = 0, newest_prev = 0, nr_prev = 0;
+	bool have_before = false, have_prev = false;
+	size_t per_rec = 64;	/* a queue entry (ordered.c), rounded up */
+	int k;
+	size_t j;
+
+	for (k = 0; k < n; k++) {
+		for (j = 0; j < s[k].nr_rounds; j++) {
+			const struct ixround *rd = &s[k].rounds[j];
+
+			if (rd->nr && have_before && rd->min < newest_before)
+				return false;
+			if ((nr_prev + rd->nr) * per_rec > mem_cap)
+				return false;
+			if (have_prev) {
+				newest_before = newest_prev > newest_before ? newest_prev : newest_before;
+				have_before = true;
+			}
+			if (rd->nr) {
+				newest_prev = have_prev && newest_prev > rd->max ? newest_prev : rd->max;
+				have_prev = true;
+			}
+			nr_prev = rd->nr;
+		}
+	}
+	return true;
+}
+
+/*
+ * 1: the first pass is done from the index; 0: no (usable) index, run the
+ * sequential one; -errno: out of memory in the machine.
+ */
+static int indexed_first_pass(struct report *r)
+{
+	struct pevt_index idx;
+	char why[512] = "";
+	struct ixscan *s;
+	size_t *pos;
+	int n, i, ret, err = 0;
+	const char *dbg = "";
+	struct timespec ts, tw;
+	bool ok;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ret = pevt_index__read(r->input, r->d, &idx, why, sizeof(why));
+	if (ret < 0)
+		fprintf(stderr, "Warning: %s: ignoring the index: %s\n", r->input, why);
+	if (ret <= 0)
+		return 0;
+	n = r->nr_threads;
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if ((uint64_t)n > idx.hdr.nr)
+		n = idx.hdr.nr;
+	s = calloc(n, sizeof(*s));
+	pos = calloc(n, sizeof(*pos));
+	if (!s || !pos) {
+		free(s);
+		free(pos);
+		pevt_index__exit(&idx);
+		return 0;
+	}
+	/* contiguous runs of slices, balanced by bytes */
+	for (i = 0; i < n; i++) {
+		s[i].r = r;
+		s[i].idx = &idx;
+	}
+	{
+		uint64_t total = idx.hdr.data_size, acc = 0, k;
+
+		i = 0;
+		s[0].from = 0;
+		for (k = 0; k < idx.hdr.nr; k++) {
+			acc += idx.e[k].size;
+			if (i + 1 < n && acc * n >= total * (uint64_t)(i + 1) && k + 1 < idx.hdr.nr) {
+				s[i].to = k + 1;
+				s[++i].from = k + 1;
+			}
+		}
+		s[i].to = idx.hdr.nr;
+		for (i = i + 1; i < n; i++)
+			s[i].from = s[i].to = idx.hdr.nr;
+	}
+	for (i = 1; i < n; i++)
+		if (pthread_create(&s[i].tid, NULL, ix_run, &s[i]))
+			s[i].fallback = 3;
+	ix_run(&s[0]);
+	for (i = 1; i < n; i++) {
+		if (s[i].fallback != 3)
+			pthread_join(s[i].tid, NULL);
+		else {
+			s[i].fallback = 0;
+			ix_run(&s[i]);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &tw);
+	ok = true;
+	for (i = 0; i < n && ok; i++)
+		if (s[i].fallback) {
+			if (s[i].fallback == 2)
+				fprintf(stderr, "Warning: %s: ignoring the index: %s\n", r->input,
+					s[i].why);
+			ok = false;
+		}
+	if (!ok)
+		dbg = "the walk of a slice stopped (compressed, user or untimed records)";
+	if (ok && !ix_in_order(s, n, r->mem_cap ? r->mem_cap : (size_t)1 << 30)) {
+		ok = false;
+		dbg = "a record older than an earlier round's flush (misordered)";
+	}
+	ret = 0;
+	if (ok) {
+		struct pevt_data_stats *st = pevt_data__stats(r->d);
+		size_t total = 0;
+
+		for (i = 0; i < n; i++)
+			total += s[i].nr;
+		if (total > r->cap_samples) {
+			struct sref *nv = realloc(r->samples, total * sizeof(*nv));
+
+			if (nv) {
+				r->samples = nv;
+				r->cap_samples = total;
+			}
+		}
+
+		/* the merge: machine and samples in (time, offset) order */
+		for (;;) {
+			int best = -1;
+			const struct ixitem *it;
+
+			for (i = 0; i < n; i++)
+				if (pos[i] < s[i].nr &&
+				    (best < 0 || ix_less(&s[i].v[pos[i]], &s[best].v[pos[best]])))
+					best = i;
+			if (best < 0)
+				break;
+			it = &s[best].v[pos[best]++];
+			if (!it->sample) {
+				if (pevt_machine__process(r->m, it->ev) == -ENOMEM) {
+					err = -ENOMEM;
+					break;
+				}
+				continue;
+			}
+			if (r->nr_samples == r->cap_samples) {
+				size_t ncap = r->cap_samples ? r->cap_samples * 2 : 65536;
+				struct sref *nv = realloc(r->samples, ncap * sizeof(*nv));
+
+				if (!nv) {
+					err = -ENOMEM;
+					break;
+				}
+				r->samples = nv;
+				r->cap_samples = ncap;
+			}
+			r->samples[r->nr_samples].ev = it->ev;
+			r->samples[r->nr_samples].t = pevt_machine__thread(r->m, it->pid, it->tid,
+									    it->time);
+			if (!r->samples[r->nr_samples++].t) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t t;
+			size_t j;
+
+			for (j = 0; j < s[i].nr_meta; j++)
+				pevt_data__process_meta(r->d, s[i].meta[j]);
+			for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+				st->nr[t] += s[i].st.nr[t];
+			st->nr_unknown += s[i].st.nr_unknown;
+			st->bytes += s[i].st.bytes;
+			st->total_lost += s[i].st.total_lost;
+			st->total_lost_samples += s[i].st.total_lost_samples;
+			r->nr_bad += s[i].nr_bad;
+		}
+		ret = err ? err : 1;
+		if (getenv("PEVT_INDEX_DEBUG"))
+		{
+			struct timespec tm;
+
+			clock_gettime(CLOCK_MONOTONIC, &tm);
+			fprintf(stderr, "index: first pass from %" PRIu64 " slices on %d threads"
+				" (walk %.3f s, merge %.3f s)\n", idx.hdr.nr, n,
+				(tw.tv_sec - ts.tv_sec) + (tw.tv_nsec - ts.tv_nsec) / 1e9,
+				(tm.tv_sec - tw.tv_sec) + (tm.tv_nsec - tw.tv_nsec) / 1e9);
+		}
+	} else if (getenv("PEVT_INDEX_DEBUG")) {
+		fprintf(stderr, "index: not used (%s), sequential first pass\n", dbg);
+	}
+	for (i = 0; i < n; i++) {
+		free(s[i].v);
+		free(s[i].rounds);
+		free(s[i].meta);
+		free(s[i].q);
+	}
+	free(s);
+	free(pos);
+	pevt_index__exit(&idx);
+	return ret;
+}
+
 /* ---- output --------------------------------------------------------------- */
 
 static const char *const key_header[PEVT_SORT_MAX] = {
@@ -814,6 +1357,7 @@ int do_report(int argc, char **argv)
 		{ "threads",		required_argument,	NULL, 't' },
 		{ "json",		no_argument,		NULL, 'j' },
 		{ "flamegraph",		required_argument,	NULL, 'F' },
+		{ "no-index",		no_argument,		NULL, 'X' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -826,6 +1370,7 @@ int do_report(int argc, char **argv)
 	struct pevt_ordered_opts oo = { .sz = sizeof(oo) };
 	int opt, err, i;
 	bool callchains = false;
+	struct timespec t0, t1;
 
 	parse_sort(&r, "comm,dso,sym");
 	optind = 1;
@@ -885,6 +1430,9 @@ int do_report(int argc, char **argv)
 		case 'F':
 			r.flame_path = optarg;
 			break;
+		case 'X':
+			r.no_index = true;
+			break;
 		case 'h':
 			return do_report_help();
 		default:
@@ -930,7 +1478,33 @@ int do_report(int argc, char **argv)
 		return -1;
 	}
 	oo.mem_cap = r.mem_cap;
-	err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = 0;
+	/* --stats counts every record as the sequential reader sees it */
+	if (!r.stats && !r.no_index && !pevt_data__is_pipe(r.d) && !pevt_data__is_dir(r.d) &&
+	    !pevt_data__warning(r.d)) {
+		int nev = pevt_data__nr_evsels(r.d);
+
+		r.hists = calloc(nev ?: 1, sizeof(*r.hists));
+		if (!r.hists) {
+			pevt_machine__delete(r.m);
+			pevt_data__delete(r.d);
+			return -1;
+		}
+		for (i = 0; i < nev; i++)
+			pevt_hists__init(&r.hists[i], r.keys, r.nr_keys);
+		r.nr_hists = nev;
+		err = indexed_first_pass(&r);
+		/* a fallback comes before the merge: the machine is untouched */
+	}
+	if (err == 1)
+		err = 0;
+	else if (!err)
+		err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (getenv("PEVT_INDEX_DEBUG"))
+		fprintf(stderr, "index: first pass %.3f s\n",
+			(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	/* a pipe's attrs came with its records: graphs if they have callchains */
 	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
 		if (pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN)

@@ -149,6 +149,12 @@ LIBPEVT_API const char *pevt_data__str(const struct pevt_data *d, enum pevt_data
 LIBPEVT_API bool pevt_data__has_feat(const struct pevt_data *d, int feat);
 LIBPEVT_API const struct pevt_build_id *pevt_data__build_ids(const struct pevt_data *d, int *nr);
 LIBPEVT_API struct pevt_data_stats *pevt_data__stats(struct pevt_data *d);
+/*
+ * Apply a user record that changes what the reader knows (HEADER_ATTR,
+ * HEADER_FEATURE, EVENT_UPDATE, HEADER_BUILD_ID) as pevt_data__next() does
+ * when it reads one: for a caller that walks the mapped records itself.
+ */
+LIBPEVT_API int pevt_data__process_meta(struct pevt_data *d, const struct perf_event_header *ev);
 LIBPEVT_API const char *pevt_record_type__name(uint32_t type);
 /* Data section(s): offset and size of stream @stream (file, dir). */
 LIBPEVT_API int pevt_data__section(const struct pevt_data *d, int stream,

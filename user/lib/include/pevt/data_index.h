@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * libpevt - an index of a perf.data file's data section (Namhyung Kim's
+ * indexed data file), kept in the HEADER_PEVT_INDEX feature section, which
+ * stock perf skips (it reads feature bits only up to its
+ * HEADER_LAST_FEATURE).
+ *
+ * The data section is cut into slices of about slice_size bytes, each
+ * ending just after a FINISHED_ROUND record (the last one ends at the end
+ * of the data section), so a reader can walk the slices in parallel and
+ * still order the records by Weisbecker's rounds.
+ *
+ * Payload (little endian, file byte order):
+ *
+ *	struct pevt_index_header	magic "PEVTIDX1", version 1, entry
+ *					size, nr, slice_size, data offset/size
+ *	nr x struct pevt_index_entry	offset, size, first/last time (of
+ *					the slice's timed records; UINT64_MAX
+ *					and 0 if none), records, samples
+ *
+ * pevt_index__write() rewrites the file through a temporary file in the
+ * same directory and rename(), so an interrupted write leaves the old file.
+ */
+#ifndef __LIBPEVT_DATA_INDEX_H
+#define __LIBPEVT_DATA_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pevt/core.h>
+#include <pevt/data_reader.h>
+
+#define PEVT_INDEX_MAGIC	0x3158444954564550ULL	/* "PEVTIDX1" */
+#define PEVT_INDEX_VERSION	1
+#define PEVT_INDEX_SLICE	(4u << 20)		/* default slice size */
+
+struct pevt_index_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t entry_size;		/* sizeof(struct pevt_index_entry) */
+	uint64_t nr;
+	uint64_t slice_size;
+	uint64_t data_offset;		/* the data section it indexes */
+	uint64_t data_size;
+};
+
+struct pevt_index_entry {
+	uint64_t offset;		/* file offset of the slice's first record */
+	uint64_t size;
+	uint64_t first_time, last_time;
+	uint64_t nr_records;
+	uint64_t nr_samples;
+};
+
+struct pevt_index {
+	struct pevt_index_header hdr;
+	struct pevt_index_entry *e;
+};
+
+/*
+ * Build the index of @d (file mode only) in memory.  0, or -errno with
+ * @why (if not NULL) naming the problem.
+ */
+LIBPEVT_API int pevt_index__build(struct pevt_data *d, uint64_t slice_size,
+				  struct pevt_index *idx, char *why, size_t why_len);
+/* Write @idx into @path's HEADER_PEVT_INDEX section (replacing one). */
+LIBPEVT_API int pevt_index__write(const char *path, const struct pevt_index *idx,
+				  char *why, size_t why_len);
+/*
+ * Read @path's index: 1 and @idx filled, 0 if the file has none, -errno
+ * with @why set if it has one that cannot be used (bad magic, version,
+ * sizes, an entry outside the data section or not following the one
+ * before it).  @d is the open file: the index must describe its data
+ * section.
+ */
+LIBPEVT_API int pevt_index__read(const char *path, struct pevt_data *d, struct pevt_index *idx,
+				 char *why, size_t why_len);
+LIBPEVT_API void pevt_index__exit(struct pevt_index *idx);
+
+#endif /* __LIBPEVT_DATA_INDEX_H */
