@@ -10,7 +10,9 @@
  *                       contexts out/in
  *   raw_syscalls:       vpmu.c: the syscalls source; sample.c: the
  *     sys_enter         sys_enter sampling source
- *   task_rename         PERF_RECORD_COMM (MISC_COMM_EXEC inside exec)
+ *   task_rename         inherit.c: in an exec, remove_on_exec events
+ *                       stop; then PERF_RECORD_COMM (MISC_COMM_EXEC
+ *                       inside exec)
  *   sched_process_fork  PERF_RECORD_FORK, then inherit.c: queue the
  *                       child's events
  *   sched_process_exit  PERF_RECORD_EXIT, inherit.c: queue the fold of
@@ -20,7 +22,7 @@
  *                       which must still be scheduled in (issue 13 item 7:
  *                       two probes registered in either order lost it).
  *   sched_process_exec  context.c: detach on a privilege-raising exec,
- *                       then inherit.c: enable_on_exec
+ *                       then inherit.c: enable_on_exec, remove_on_exec
  *   perf_event_mmap()   PERF_RECORD_MMAP/MMAP2 (kprobe; see below)
  *
  * Why at load: registering a probe patches kernel text (static keys,
@@ -231,7 +233,13 @@ static void sb_sys_enter_probe(void *data, struct pt_regs *regs, long id)
 static void sb_rename_probe(void *data, struct task_struct *task,
 			    const char *comm)
 {
-	/* __set_task_comm(.., exec = true) runs inside execve(). */
+	/*
+	 * __set_task_comm(.., exec = true) runs inside execve(), in
+	 * begin_new_exec() right after perf_event_exec(): remove_on_exec
+	 * events stop there (inherit.c), before the COMM.
+	 */
+	if (task == current && current->in_execve)
+		pevt_inherit_exec_stop(task);
 	if (sb_on() && task == current)
 		pevt_output_comm(task, comm, current->in_execve);
 }
