@@ -897,8 +897,8 @@ int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
  * @wait: the poll table
  *
  * Return: EPOLLIN|EPOLLRDNORM after a wakeup (wakeup_events or watermark),
- * EPOLLHUP when the event has no buffer or its task has exited (perf's
- * is_event_hup()).
+ * EPOLLHUP when the event has no buffer, its task has exited or it was
+ * removed at an exec (remove_on_exec; perf's is_event_hup()).
  */
 __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 			  poll_table *wait)
@@ -911,8 +911,12 @@ __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 	rb = out_rb(event);
 	if (rb) {
 		events = rb_poll(rb);
-		/* Pairs with the wakeup after ctx->dead in the exit probe. */
-		if (READ_ONCE(event->ctx->dead))
+		/*
+		 * Pairs with the wakeup after ctx->dead in the exit probe,
+		 * and after remove_on_exec's removal (inherit.c).
+		 */
+		if (READ_ONCE(event->ctx->dead) ||
+		    READ_ONCE(event->state) == PEVT_STATE_EXIT)
 			events |= EPOLLHUP;
 	}
 	rcu_read_unlock();

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -742,6 +743,14 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
 	}
 	/* Each child's exec: one READ per child event (one per CPU). */
 	EXPECT_EQ(ROE_KIDS * ncpu, sd[1][1].nr);
+	/* Removed at the exec, no children left: POLLHUP (is_event_hup()). */
+	for (int k = 0; k < 2; k++)
+		for (int c = 0; c < ncpu; c++) {
+			struct pollfd p = { .fd = sd[1][k].fd[c], .events = POLLIN };
+
+			EXPECT_EQ(1, poll(&p, 1, 0)) TH_LOG("backend %d cpu %d", k, c);
+			EXPECT_TRUE(p.revents & POLLHUP) TH_LOG("backend %d cpu %d", k, c);
+		}
 	for (int roe = 0; roe < 2; roe++)
 		for (int k = 0; k < 2; k++)
 			for (int c = 0; c < ncpu; c++) {
