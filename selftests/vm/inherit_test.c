@@ -181,6 +181,7 @@ static void compare(struct __test_metadata *_metadata, int dev,
 {
 	struct evset st, pv, st0;
 	struct counts cs, cp, c0;
+	uint64_t stock_lo, stock_hi;
 	pid_t pid;
 	int go;
 
@@ -230,11 +231,29 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	 * after switch_to()), and with enable_on_exec they start after the
 	 * binary is loaded, perf's before.  Measured under TCG on a loaded
 	 * host: pevt/stock 0.90 .. 1.22.
+	 *
+	 * The reference is stock's own two task-clock events on the tree,
+	 * alone and in the group: on 6.1 (and the debug kernel) they
+	 * disagree, because the group, led by a pevt_vpmu event, lives in
+	 * perf's hw context and the lone task-clock in the sw context: the
+	 * group's read 0.85 .. 0.89 of the lone one on pipelines and 0.59
+	 * on fork churn (786 ms against 1335 ms in one run, 2026-11-26),
+	 * while on 6.12 (one context per task) they are equal to the ns.
+	 * A bound against one of them alone is a bound against that 6.1
+	 * artefact too (the check flaked at 1.507 and 1.74 in earlier runs,
+	 * kernel not recorded); pevt is held to 0.8 .. 1.5 of stock's own
+	 * range instead, which on 6.12 is the one value it was before.
 	 */
-	EXPECT_LE(cs.clk * 8, cp.clk * 10);
-	EXPECT_LE(cp.clk * 10, cs.clk * 15);
-	EXPECT_LE(cs.gclk * 8, cp.gclk * 10);
-	EXPECT_LE(cp.gclk * 10, cs.gclk * 15);
+	stock_lo = cs.clk < cs.gclk ? cs.clk : cs.gclk;
+	stock_hi = cs.clk < cs.gclk ? cs.gclk : cs.clk;
+	TH_LOG("stock task-clock group/alone %.3f; pevt/stock alone %.3f, group %.3f",
+	       cs.clk ? (double)cs.gclk / cs.clk : 0.0,
+	       cs.clk ? (double)cp.clk / cs.clk : 0.0,
+	       cs.gclk ? (double)cp.gclk / cs.gclk : 0.0);
+	EXPECT_LE(stock_lo * 8, cp.clk * 10);
+	EXPECT_LE(cp.clk * 10, stock_hi * 15);
+	EXPECT_LE(stock_lo * 8, cp.gclk * 10);
+	EXPECT_LE(cp.gclk * 10, stock_hi * 15);
 	/* Enabled time is the tree's too, and every event ran throughout. */
 	EXPECT_EQ(cp.clk, cp.clk_enabled);
 	EXPECT_EQ(cp.clk_enabled, cp.clk_running);
