@@ -835,8 +835,8 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	ret = pevt_output_check_attr(attr);
 	if (ret)
 		return ret;
-	/* MMAP records with a build id: sideband.c. */
-	if (attr->build_id || attr->sigtrap)
+	/* MMAP2 records with a build id: sideband.c. */
+	if (attr->sigtrap)
 		return -EOPNOTSUPP;
 	/* inherit, inherit_thread, enable_on_exec: inherit.c */
 	ret = pevt_inherit_check_attr(attr);
