@@ -504,7 +504,8 @@ static int __pevt_enable(struct pevt_context *ctx, void *data, bool active)
 {
 	struct pevt_event *event = data;
 
-	if (event->state >= PEVT_STATE_INACTIVE)
+	/* remove_on_exec: an event removed at exec stays off (perf's EXIT). */
+	if (event->state >= PEVT_STATE_INACTIVE || event->state == PEVT_STATE_EXIT)
 		return 0;
 	/* From OFF or ERROR: no enabled time accrues for the time before. */
 	event->state = PEVT_STATE_OFF;
@@ -834,8 +835,8 @@ static int pevt_attr_check(const struct perf_event_attr *attr)
 	ret = pevt_output_check_attr(attr);
 	if (ret)
 		return ret;
-	/* MMAP records with a build id: sideband.c. */
-	if (attr->build_id || attr->sigtrap)
+	/* MMAP2 records with a build id: sideband.c. */
+	if (attr->sigtrap)
 		return -EOPNOTSUPP;
 	/* inherit, inherit_thread, enable_on_exec: inherit.c */
 	ret = pevt_inherit_check_attr(attr);
@@ -1233,6 +1234,46 @@ void pevt_ctx_enable_on_exec(struct pevt_context *ctx)
 	}
 	pevt_ctx_changed(ctx);
 	mutex_unlock(&ctx->mutex);
+}
+
+/**
+ * pevt_ctx_exec_stop() - remove_on_exec: stop the events at the exec.
+ * @ctx: the context of current, which is exec'ing (past the point of no
+ *	 return, where perf_event_exec() runs)
+ *
+ * Any context, preemption disabled (a tracepoint probe).  Every
+ * remove_on_exec event stops counting now and goes to PEVT_STATE_EXIT,
+ * which no ioctl leaves; pevt_inherit_exec()'s task work takes the events
+ * out of the context before the new program runs.
+ */
+void pevt_ctx_exec_stop(struct pevt_context *ctx)
+{
+	struct pevt_event *event;
+	unsigned long flags;
+	bool active;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	active = ctx->active_cpu == smp_processor_id();
+	if (active)
+		pevt_update_context_time(ctx);
+	list_for_each_entry(event, &ctx->event_list, event_entry) {
+		if (!event->attr.remove_on_exec ||
+		    event->state == PEVT_STATE_EXIT)
+			continue;
+		__pevt_disable(ctx, event, active);
+		pevt_event_set_state(event, PEVT_STATE_EXIT);
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/**
+ * pevt_event_remove() - take @event out of its context (it keeps its
+ * count, times and state).
+ * @event: an event; its ctx->mutex held
+ */
+void pevt_event_remove(struct pevt_event *event)
+{
+	ctx_function_call(event->ctx, __pevt_remove, event);
 }
 
 /**

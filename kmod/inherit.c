@@ -20,6 +20,19 @@
  *    too (perf_event_for_each_child()); closing it frees its children.
  *  - enable_on_exec: at exec a task work enables, before the new program
  *    runs, the context's enable_on_exec events (once each, as perf).
+ *  - remove_on_exec (perf_event_remove_on_exec()): at the exec's
+ *    task_rename (begin_new_exec(), right after perf_event_exec()) the
+ *    task's remove_on_exec events stop and go to PEVT_STATE_EXIT, so the
+ *    exec's COMM and the new program's MMAPs do not reach them; the exec
+ *    task work then takes them out of the context: an opened event stays
+ *    readable with its count and never counts again, a child event folds
+ *    into its parent (with inherit_stat after a PERF_RECORD_READ of its
+ *    own values, perf's sync_child_event()) and is freed.
+ *  - inherit_stat: perf keeps per-task counts apart when it swaps the
+ *    contexts of a parent and child (perf_event_sync_stat()); pevt never
+ *    swaps contexts, so only the READ records above are to do.  At exit
+ *    perf writes none (sync_child_event() sees ctx->task ==
+ *    TASK_TOMBSTONE), nor does pevt.
  *
  *  - Sampling: a child's samples and side-band records go into its
  *    parent's buffer with the parent's id (output.c), so `perf record`'s
@@ -27,8 +40,7 @@
  *    neither be mapped (as perf) nor redirected with SET_OUTPUT (its
  *    children would write into one buffer from every CPU).
  *
- * Not (yet) supported: inherit_stat, remove_on_exec (-EOPNOTSUPP), inherit
- * with PERF_SAMPLE_READ (-EINVAL, as perf 6.1).  A fork whose child events cannot be allocated does
+ * Not supported: inherit with PERF_SAMPLE_READ (-EINVAL, as perf 6.1).  A fork whose child events cannot be allocated does
  * not fail (perf fails the fork with -ENOMEM): the child is not counted.
  *
  * Locking: pevt_inherit_mutex comes first, before any ctx->mutex; paths
@@ -50,6 +62,7 @@
 #include <linux/workqueue.h>
 
 #include "internal.h"
+#include "output.h"
 #include "sideband.h"
 
 static DEFINE_MUTEX(pevt_inherit_mutex);
@@ -62,10 +75,9 @@ atomic_t pevt_inherit_failed = ATOMIC_INIT(0);
  * pevt_inherit_check_attr() - what pevt takes of the inherit family.
  * @attr: the attr being opened
  *
- * Return: 0, -EINVAL as perf_copy_attr() (6.1 and 6.12) for
+ * Return: 0, or -EINVAL as perf_copy_attr() (6.1 and 6.12) for
  * inherit_thread without inherit and for remove_on_exec with
- * enable_on_exec, -EOPNOTSUPP for what is not implemented (inherit_stat,
- * remove_on_exec, with or without inherit: perf takes both).
+ * enable_on_exec.
  */
 int pevt_inherit_check_attr(const struct perf_event_attr *attr)
 {
@@ -73,8 +85,6 @@ int pevt_inherit_check_attr(const struct perf_event_attr *attr)
 		return -EINVAL;
 	if (attr->remove_on_exec && attr->enable_on_exec)
 		return -EINVAL;
-	if (attr->inherit_stat || attr->remove_on_exec)
-		return -EOPNOTSUPP;
 	/* perf 6.1: children's samples cannot read the parent's group. */
 	if (attr->inherit && (attr->sample_type & PERF_SAMPLE_READ))
 		return -EINVAL;
@@ -268,6 +278,50 @@ void pevt_inherit_exit(struct task_struct *task)
 
 /* ---- exec ------------------------------------------------------------ */
 
+/*
+ * remove_on_exec, in the exec task work: take the stopped events out of
+ * current's context (perf_event_remove_on_exec()).
+ */
+static void inherit_remove_on_exec(struct pevt_context *ctx)
+{
+	struct pevt_event *event, *tmp;
+	LIST_HEAD(dead);
+	bool any = false;
+
+	mutex_lock(&pevt_inherit_mutex);
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry_safe(event, tmp, &ctx->event_list, event_entry) {
+		struct pevt_event *parent = event->parent;
+
+		if (!event->attr.remove_on_exec || event->state != PEVT_STATE_EXIT)
+			continue;
+		any = true;
+		/* Siblings of a removed leader become groups of their own. */
+		pevt_event_remove(event);
+		if (!parent) {
+			/* Opened by the user: readable, never counts again. */
+			pevt_output_hup(event);
+			continue;
+		}
+		if (list_empty(&event->child_entry))
+			continue;	/* the parent is being closed */
+		if (event->attr.inherit_stat)
+			pevt_output_read_event(event, current);
+		parent->child_count += local64_read(&event->count);
+		parent->child_time_enabled += event->total_time_enabled;
+		parent->child_time_running += event->total_time_running;
+		list_move_tail(&event->child_entry, &dead);
+	}
+	mutex_unlock(&ctx->mutex);
+	list_for_each_entry_safe(event, tmp, &dead, child_entry) {
+		list_del_init(&event->child_entry);
+		pevt_event_remove_free(event);	/* out already: frees */
+	}
+	mutex_unlock(&pevt_inherit_mutex);
+	if (any)
+		pevt_ctx_changed(ctx);
+}
+
 static void inherit_exec_fn(struct callback_head *cb)
 {
 	struct pevt_context *ctx = container_of(cb, struct pevt_context,
@@ -275,11 +329,12 @@ static void inherit_exec_fn(struct callback_head *cb)
 
 	WRITE_ONCE(ctx->exec_queued, false);
 	pevt_ctx_enable_on_exec(ctx);
+	inherit_remove_on_exec(ctx);
 	ctx_put(ctx);
 	module_put(THIS_MODULE);
 }
 
-static bool ctx_has_enable_on_exec(struct pevt_context *ctx)
+static bool ctx_has_exec_work(struct pevt_context *ctx)
 {
 	struct pevt_event *event;
 	unsigned long flags;
@@ -288,7 +343,8 @@ static bool ctx_has_enable_on_exec(struct pevt_context *ctx)
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	if (!ctx->exec_queued) {
 		list_for_each_entry(event, &ctx->event_list, event_entry) {
-			if (event->attr.enable_on_exec) {
+			if (event->attr.enable_on_exec ||
+			    event->attr.remove_on_exec) {
 				ret = true;
 				break;
 			}
@@ -300,13 +356,13 @@ static bool ctx_has_enable_on_exec(struct pevt_context *ctx)
 }
 
 /**
- * pevt_inherit_exec() - sched_process_exec: enable_on_exec events go on
- * before the new program's first instruction.
+ * pevt_inherit_exec() - sched_process_exec: enable_on_exec events go on,
+ * remove_on_exec events go out, before the new program's first instruction.
  * @task: current
  */
 void pevt_inherit_exec(struct task_struct *task)
 {
-	struct pevt_context *ctx = ctx_find_task_get(task, ctx_has_enable_on_exec,
+	struct pevt_context *ctx = ctx_find_task_get(task, ctx_has_exec_work,
 						     true);
 
 	if (!ctx)
@@ -318,6 +374,25 @@ void pevt_inherit_exec(struct task_struct *task)
 		module_put(THIS_MODULE);
 		WARN_ON_ONCE(!refcount_dec_not_one(&ctx->refcount));
 	}
+}
+
+/* Under RCU: stop the remove_on_exec events of the context found. */
+static bool ctx_exec_stop(struct pevt_context *ctx)
+{
+	pevt_ctx_exec_stop(ctx);
+	return false;
+}
+
+/**
+ * pevt_inherit_exec_stop() - the exec's task_rename (begin_new_exec(),
+ * where perf_event_exec() has just run): remove_on_exec events stop.
+ * @task: current, exec'ing, past the point of no return
+ *
+ * Preemption disabled, task_lock() held: only raw spinlocks.
+ */
+void pevt_inherit_exec_stop(struct task_struct *task)
+{
+	ctx_find_task_get(task, ctx_exec_stop, false);
 }
 
 /* ---- the opened event's side ------------------------------------------ */

@@ -82,6 +82,7 @@ struct pid_namespace;
 
 /* Event states: same numbering and meaning as perf_event_state. */
 enum pevt_event_state {
+	PEVT_STATE_EXIT		= -3,	/* removed on exec (remove_on_exec) */
 	PEVT_STATE_ERROR	= -2,	/* pinned group that could not go on */
 	PEVT_STATE_OFF		= -1,	/* disabled */
 	PEVT_STATE_INACTIVE	= 0,	/* enabled, not counting now */
@@ -318,12 +319,15 @@ struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 void pevt_event_remove_free(struct pevt_event *event);
 int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
 void pevt_ctx_enable_on_exec(struct pevt_context *ctx);
+void pevt_ctx_exec_stop(struct pevt_context *ctx);
+void pevt_event_remove(struct pevt_event *event);
 
 /* inherit.c */
 extern atomic_t pevt_inherit_children, pevt_inherit_failed;
 void pevt_inherit_fork(struct task_struct *child);
 void pevt_inherit_exit(struct task_struct *task);
 void pevt_inherit_exec(struct task_struct *task);
+void pevt_inherit_exec_stop(struct task_struct *task);
 void pevt_inherit_release(struct pevt_event *event);
 void pevt_inherit_read(struct pevt_event *event, u64 *values);
 void pevt_inherit_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);

@@ -162,8 +162,8 @@ static u32 out_tid(struct pevt_event *event, struct task_struct *task)
 }
 
 /* perf_event_header__init_id() + __perf_event__output_id_sample() */
-static void out_build_id(struct pevt_event *event, struct task_struct *task,
-			 u64 time, struct out_id *id)
+static void out_build_id_cpu(struct pevt_event *event, struct task_struct *task,
+			     u64 time, int cpu, struct out_id *id)
 {
 	u64 st = event->attr.sample_type;
 	int n = 0;
@@ -181,10 +181,16 @@ static void out_build_id(struct pevt_event *event, struct task_struct *task,
 	if (st & PERF_SAMPLE_STREAM_ID)
 		id->v[n++] = event->id;
 	if (st & PERF_SAMPLE_CPU)
-		id->v[n++] = raw_smp_processor_id();
+		id->v[n++] = cpu;
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		id->v[n++] = out_primary_id(event);
 	id->len = n * sizeof(u64);
+}
+
+static void out_build_id(struct pevt_event *event, struct task_struct *task,
+			 u64 time, struct out_id *id)
+{
+	out_build_id_cpu(event, task, time, raw_smp_processor_id(), id);
 }
 
 /* Current enabled/running times, without updating the event (perf's
@@ -257,7 +263,7 @@ static void read_entry(struct pevt_event *e, u64 rf,
 {
 	put(arg, local64_read(&e->count));
 	if (rf & PERF_FORMAT_ID)
-		put(arg, e->id);
+		put(arg, out_primary_id(e));
 	if (rf & PERF_FORMAT_LOST)
 		put(arg, atomic64_read(&e->lost));
 }
@@ -292,7 +298,7 @@ void pevt_read_layout(struct pevt_event *event, u64 enabled, u64 running,
 		put(arg, running);
 	if (!(rf & PERF_FORMAT_GROUP)) {
 		if (rf & PERF_FORMAT_ID)
-			put(arg, event->id);
+			put(arg, out_primary_id(event));
 		if (rf & PERF_FORMAT_LOST)
 			put(arg, atomic64_read(&event->lost));
 		return;
@@ -493,21 +499,11 @@ lost:
 	rcu_read_unlock();
 }
 
-/**
- * pevt_output_sb_write() - write a side-band record.
- * @event: the event asking for it
- * @hdr_in: type and misc (the size is computed here)
- * @body: fixed part after the header
- * @body_len: its length
- * @tail: variable part (a name padded to 8 bytes), or NULL
- * @tail_len: its length
- *
- * The sample_id block follows when attr.sample_id_all.
- */
-void pevt_output_sb_write(struct pevt_event *event,
-			  struct perf_event_header *hdr_in,
-			  const void *body, unsigned int body_len,
-			  const void *tail, unsigned int tail_len)
+/* pevt_output_sb_write() as @task on @cpu: their ids in sample_id. */
+static void out_sb_write_as(struct pevt_event *event, struct task_struct *task,
+			    int cpu, struct perf_event_header *hdr_in,
+			    const void *body, unsigned int body_len,
+			    const void *tail, unsigned int tail_len)
 {
 	struct perf_event_header hdr = *hdr_in;
 	struct rb_lost_id lid;
@@ -519,7 +515,7 @@ void pevt_output_sb_write(struct pevt_event *event,
 	rb = out_rb_write(event);
 	if (!rb)
 		goto out;
-	out_build_id(event, current, local_clock(), &id);
+	out_build_id_cpu(event, task, local_clock(), cpu, &id);
 	hdr.size = sizeof(hdr) + body_len + tail_len + id.len;
 	lid.id = out_primary_id(event);
 	lid.sample_id = id.v;
@@ -536,6 +532,26 @@ void pevt_output_sb_write(struct pevt_event *event,
 	rb_output_end(&h);
 out:
 	rcu_read_unlock();
+}
+
+/**
+ * pevt_output_sb_write() - write a side-band record.
+ * @event: the event asking for it
+ * @hdr_in: type and misc (the size is computed here)
+ * @body: fixed part after the header
+ * @body_len: its length
+ * @tail: variable part (a name padded to 8 bytes), or NULL
+ * @tail_len: its length
+ *
+ * The sample_id block follows when attr.sample_id_all.
+ */
+void pevt_output_sb_write(struct pevt_event *event,
+			  struct perf_event_header *hdr_in,
+			  const void *body, unsigned int body_len,
+			  const void *tail, unsigned int tail_len)
+{
+	out_sb_write_as(event, current, raw_smp_processor_id(), hdr_in,
+			body, body_len, tail, tail_len);
 }
 
 /*
@@ -664,6 +680,71 @@ void pevt_output_task(struct task_struct *task, bool fork)
 	pevt_output_sb_iterate(out_task_one, &t);
 }
 
+struct out_read {
+	struct pevt_event	*event;
+	struct task_struct	*task;
+	int			cpu;		/* where the task runs */
+	u64			v[1 + 5];	/* pid/tid, values of one event */
+	unsigned int		n;
+};
+
+static void out_read_put(void *arg, u64 v)
+{
+	struct out_read *r = arg;
+
+	if (r->n < ARRAY_SIZE(r->v))
+		r->v[r->n] = v;
+	r->n++;
+}
+
+static void out_read_ipi(void *arg)
+{
+	struct out_read *r = arg;
+	struct perf_event_header hdr = {
+		.type = PERF_RECORD_READ,
+		.misc = 0,
+	};
+
+	out_sb_write_as(r->event, r->task, r->cpu, &hdr, r->v,
+			r->n * sizeof(u64), NULL, 0);
+}
+
+/**
+ * pevt_output_read_event() - PERF_RECORD_READ of an inherited event being
+ * detached with inherit_stat (perf_event_read_event() from
+ * sync_child_event()).
+ * @event: the child event, out of its context (count and times final)
+ * @task: its task (current)
+ *
+ * Process context.  { pid, tid, read_format values of @event } with
+ * the parent's id (primary_event_id()), sample_id as @task on this CPU.
+ * The record goes into the parent's buffer; a per-CPU event's buffer is
+ * written from its own CPU (an IPI), as every writer of it is.  With
+ * PERF_FORMAT_GROUP the record is not written (perf writes the group as
+ * it is half-way through the detach).
+ */
+void pevt_output_read_event(struct pevt_event *event, struct task_struct *task)
+{
+	struct out_read r = { .event = event, .task = task };
+	int cpu;
+
+	if (event->attr.read_format & PERF_FORMAT_GROUP)
+		return;
+	r.v[0] = (u64)out_pid(event, task) | (u64)out_tid(event, task) << 32;
+	r.n = 1;
+	pevt_read_layout(event, event->total_time_enabled,
+			 event->total_time_running, out_read_put, &r);
+	if (WARN_ON_ONCE(r.n > ARRAY_SIZE(r.v)))
+		return;
+	cpu = get_cpu();
+	r.cpu = cpu;
+	if (event->cpu < 0 || event->cpu == cpu)
+		out_read_ipi(&r);
+	else
+		smp_call_function_single(event->cpu, out_read_ipi, &r, 1);
+	put_cpu();
+}
+
 /**
  * pevt_output_throttle() - PERF_RECORD_THROTTLE or UNTHROTTLE (perf_log_throttle()).
  * @event: the sampling event throttled or unthrottled
@@ -681,7 +762,7 @@ void pevt_output_throttle(struct pevt_event *event, bool unthrottle)
 		u64 time, id, stream_id;
 	} body = {
 		.time = local_clock(),
-		.id = event->id,
+		.id = out_primary_id(event),	/* perf_log_throttle() */
 		.stream_id = event->id,
 	};
 
@@ -816,8 +897,8 @@ int pevt_output_mmap(struct pevt_event *event, struct vm_area_struct *vma)
  * @wait: the poll table
  *
  * Return: EPOLLIN|EPOLLRDNORM after a wakeup (wakeup_events or watermark),
- * EPOLLHUP when the event has no buffer or its task has exited (perf's
- * is_event_hup()).
+ * EPOLLHUP when the event has no buffer, its task has exited or it was
+ * removed at an exec (remove_on_exec; perf's is_event_hup()).
  */
 __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 			  poll_table *wait)
@@ -830,8 +911,12 @@ __poll_t pevt_output_poll(struct pevt_event *event, struct file *file,
 	rb = out_rb(event);
 	if (rb) {
 		events = rb_poll(rb);
-		/* Pairs with the wakeup after ctx->dead in the exit probe. */
-		if (READ_ONCE(event->ctx->dead))
+		/*
+		 * Pairs with the wakeup after ctx->dead in the exit probe,
+		 * and after remove_on_exec's removal (inherit.c).
+		 */
+		if (READ_ONCE(event->ctx->dead) ||
+		    READ_ONCE(event->state) == PEVT_STATE_EXIT)
 			events |= EPOLLHUP;
 	}
 	rcu_read_unlock();

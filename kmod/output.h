@@ -73,6 +73,7 @@ void pevt_output_sb_write(struct pevt_event *event,
 			  struct perf_event_header *hdr_in,
 			  const void *body, unsigned int body_len,
 			  const void *tail, unsigned int tail_len);
+void pevt_output_read_event(struct pevt_event *event, struct task_struct *task);
 void pevt_output_throttle(struct pevt_event *event, bool unthrottle);
 
 /* throttle.c: kernel.perf_event_max_sample_rate */

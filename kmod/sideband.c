@@ -10,7 +10,9 @@
  *                       contexts out/in
  *   raw_syscalls:       vpmu.c: the syscalls source; sample.c: the
  *     sys_enter         sys_enter sampling source
- *   task_rename         PERF_RECORD_COMM (MISC_COMM_EXEC inside exec)
+ *   task_rename         inherit.c: in an exec, remove_on_exec events
+ *                       stop; then PERF_RECORD_COMM (MISC_COMM_EXEC
+ *                       inside exec)
  *   sched_process_fork  PERF_RECORD_FORK, then inherit.c: queue the
  *                       child's events
  *   sched_process_exit  PERF_RECORD_EXIT, inherit.c: queue the fold of
@@ -20,7 +22,7 @@
  *                       which must still be scheduled in (issue 13 item 7:
  *                       two probes registered in either order lost it).
  *   sched_process_exec  context.c: detach on a privilege-raising exec,
- *                       then inherit.c: enable_on_exec
+ *                       then inherit.c: enable_on_exec, remove_on_exec
  *   perf_event_mmap()   PERF_RECORD_MMAP/MMAP2 (kprobe; see below)
  *
  * Why at load: registering a probe patches kernel text (static keys,
@@ -37,11 +39,22 @@
  * pevt's records describe exactly the mappings stock's do.  The record is
  * built as perf_event_mmap_event() builds it.  Kernels without kprobes
  * (the debug kernel) have no MMAP records: attr.mmap/mmap2/mmap_data is
- * -EOPNOTSUPP there.  Not supported: attr.build_id (build_id_parse() is
- * not exported).
+ * -EOPNOTSUPP there.
+ *
+ * attr.build_id: MMAP2 records carry the mapped file's ELF build id in
+ * place of dev/inode (PERF_RECORD_MISC_MMAP_BUILD_ID) when one is found,
+ * as perf_event_mmap_event() does with build_id_parse() (6.1) or
+ * build_id_parse_nofault() (6.12), neither exported: sb_build_id() reads
+ * the file's page cache only, never faulting, by the rules of the
+ * running kernel's lib/buildid.c (6.1: everything in the first page;
+ * 6.12: any cached page).
  */
 #include <linux/fs.h>
+#include <linux/elf.h>
+#include <linux/highmem.h>
 #include <linux/hugetlb_inline.h>
+#include <linux/pagemap.h>
+#include <uapi/linux/magic.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -72,6 +85,9 @@ static bool sb_on(void)
 struct sb_mmap {
 	struct vm_area_struct	*vma;
 	bool			exec;
+	int			bid_state;	/* 0: not looked for, 1: found, -1: none */
+	u8			bid[20];	/* BUILD_ID_SIZE_MAX */
+	u32			bid_size;
 	struct {
 		u32	pid, tid;
 		u64	start, len, pgoff;
@@ -84,6 +100,165 @@ struct sb_mmap {
 	const char		*name;
 	unsigned int		name_size;	/* with NULs, multiple of 8 */
 };
+
+/* ---- build ids (attr.build_id) -------------------------------------- */
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define SB_BID_ANY_PAGE	1	/* build_id_parse_nofault(): any cached page */
+#else
+#define SB_BID_ANY_PAGE	0	/* build_id_parse(): the first page only */
+#endif
+#define SB_BID_MAX	20	/* BUILD_ID_SIZE_MAX */
+#define SB_BID_NOTE	3	/* NT_GNU_BUILD_ID */
+#define SB_BID_PHDRS	256	/* 6.12: MAX_PHDR_CNT */
+
+/* Copy file bytes [@off, @off + @len) from the page cache, never faulting. */
+static int sb_bid_read(struct address_space *mapping, u64 off, void *dst,
+		       size_t len)
+{
+	while (len) {
+		size_t in = offset_in_page(off), n = min_t(size_t, len, PAGE_SIZE - in);
+		struct page *page;
+		void *addr;
+
+		if (!SB_BID_ANY_PAGE && off >= PAGE_SIZE)
+			return -EINVAL;
+		page = find_get_page(mapping, off >> PAGE_SHIFT);
+		if (!page)
+			return -EFAULT;
+		if (!PageUptodate(page)) {
+			put_page(page);
+			return -EFAULT;
+		}
+		addr = kmap_local_page(page);
+		memcpy(dst, addr + in, n);
+		kunmap_local(addr);
+		put_page(page);
+		dst += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The GNU build id note in the notes at [@start, @start + @size). */
+static int sb_bid_notes(struct address_space *mapping, u64 start, u32 size,
+			struct sb_mmap *m)
+{
+	static const char gnu[4] = "GNU";
+	struct {
+		u32	namesz, descsz, type;
+		char	name[4];
+	} nh;
+	u64 off = 0, next;
+
+	if (SB_BID_ANY_PAGE ? start + size > U32_MAX :
+			      start + size > PAGE_SIZE)
+		return -EINVAL;
+	/* lib/buildid.c's loop conditions: 6.12 fetches name and header */
+	while (SB_BID_ANY_PAGE ? size - off > sizeof(nh) : off + 12 < size) {
+		if (sb_bid_read(mapping, start + off, &nh,
+				SB_BID_ANY_PAGE ? sizeof(nh) : 12))
+			return -EFAULT;
+		next = off + 12 + ALIGN((u64)nh.namesz, 4) + ALIGN((u64)nh.descsz, 4);
+		if (next > size)
+			break;
+		if (nh.type == SB_BID_NOTE && nh.namesz == sizeof(gnu) &&
+		    nh.descsz > 0 && nh.descsz <= SB_BID_MAX) {
+			if (!SB_BID_ANY_PAGE &&
+			    sb_bid_read(mapping, start + off + 12, nh.name, 4))
+				return -EFAULT;
+			if (!memcmp(nh.name, gnu, sizeof(gnu))) {
+				memset(m->bid, 0, sizeof(m->bid));
+				if (sb_bid_read(mapping, start + off + 16, m->bid,
+						nh.descsz))
+					return -EFAULT;
+				m->bid_size = nh.descsz;
+				return 0;
+			}
+		}
+		off = next;
+	}
+	return -EINVAL;
+}
+
+/*
+ * build_id_parse() / build_id_parse_nofault() for @m's vma: an ELF
+ * executable or shared object whose program headers (6.1: right after
+ * the ELF header, within the first page) have a PT_NOTE with the build id.
+ */
+static int sb_build_id(struct sb_mmap *m)
+{
+	struct file *file = m->vma->vm_file;
+	struct address_space *mapping;
+	Elf64_Ehdr eh;		/* the 32-bit fields used are read apart */
+	u64 phoff;
+	u32 phnum, phsz, i;
+	bool is64;
+
+	if (!file)
+		return -EINVAL;
+	/* memfd_secret() pages are not in the kernel's direct map */
+	if (file_inode(file)->i_sb->s_magic == SECRETMEM_MAGIC)
+		return -EFAULT;
+	mapping = file->f_mapping;
+	if (sb_bid_read(mapping, 0, &eh, EI_NIDENT + 2))
+		return -EFAULT;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return -EINVAL;
+	if (eh.e_ident[EI_CLASS] == ELFCLASS64) {
+		is64 = true;
+		if (sb_bid_read(mapping, 0, &eh, sizeof(eh)))
+			return -EFAULT;
+		phoff = eh.e_phoff;
+		phnum = eh.e_phnum;
+		phsz = sizeof(Elf64_Phdr);
+	} else if (eh.e_ident[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr e32;
+
+		is64 = false;
+		if (sb_bid_read(mapping, 0, &e32, sizeof(e32)))
+			return -EFAULT;
+		phoff = e32.e_phoff;
+		phnum = e32.e_phnum;
+		phsz = sizeof(Elf32_Phdr);
+	} else {
+		return -EINVAL;
+	}
+	if (SB_BID_ANY_PAGE) {
+		phnum = min_t(u32, phnum, SB_BID_PHDRS);
+	} else {
+		if (phoff != (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)) ||
+		    phnum > (PAGE_SIZE - phoff) / phsz)
+			return -EINVAL;
+	}
+	for (i = 0; i < phnum; i++) {
+		u64 noff;
+		u32 nsize, type;
+
+		if (is64) {
+			Elf64_Phdr ph;
+
+			if (sb_bid_read(mapping, phoff + i * phsz, &ph, sizeof(ph)))
+				return -EFAULT;
+			type = ph.p_type;
+			noff = ph.p_offset;
+			nsize = ph.p_filesz;
+		} else {
+			Elf32_Phdr ph;
+
+			if (sb_bid_read(mapping, phoff + i * phsz, &ph, sizeof(ph)))
+				return -EFAULT;
+			type = ph.p_type;
+			noff = ph.p_offset;
+			nsize = ph.p_filesz;
+		}
+		if (type == PT_NOTE && !sb_bid_notes(mapping, noff, nsize, m))
+			return 0;
+	}
+	return -EINVAL;
+}
 
 /* perf_event_mmap_match() + perf_event_mmap_output() */
 static void sb_mmap_one(struct pevt_event *event, void *data)
@@ -111,6 +286,18 @@ static void sb_mmap_one(struct pevt_event *event, void *data)
 		hdr.type = PERF_RECORD_MMAP2;
 		body.mmap2 = m->mmap2;
 		len = sizeof(body);
+		if (event->attr.build_id && !m->bid_state)
+			m->bid_state = sb_build_id(m) ? -1 : 1;
+		if (event->attr.build_id && m->bid_state > 0) {
+			/* build_id_size, 3 reserved bytes, 20 id bytes */
+			u8 *b = (u8 *)&body.mmap2;
+
+			BUILD_BUG_ON(offsetof(typeof(body.mmap2), prot) != 4 + SB_BID_MAX);
+			hdr.misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+			memset(b, 0, 4);
+			b[0] = m->bid_size;
+			memcpy(b + 4, m->bid, SB_BID_MAX);
+		}
 	}
 	pevt_output_sb_write(event, &hdr, &body, len, m->name, m->name_size);
 }
@@ -167,6 +354,7 @@ static int sb_mmap_pre(struct kprobe *kp, struct pt_regs *regs)
 	vmf = vma->vm_flags;
 	m.vma = vma;
 	m.exec = vmf & VM_EXEC;
+	m.bid_state = 0;
 	m.head.start = vma->vm_start;
 	m.head.len = vma->vm_end - vma->vm_start;
 	m.head.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
@@ -231,7 +419,13 @@ static void sb_sys_enter_probe(void *data, struct pt_regs *regs, long id)
 static void sb_rename_probe(void *data, struct task_struct *task,
 			    const char *comm)
 {
-	/* __set_task_comm(.., exec = true) runs inside execve(). */
+	/*
+	 * __set_task_comm(.., exec = true) runs inside execve(), in
+	 * begin_new_exec() right after perf_event_exec(): remove_on_exec
+	 * events stop there (inherit.c), before the COMM.
+	 */
+	if (task == current && current->in_execve)
+		pevt_inherit_exec_stop(task);
 	if (sb_on() && task == current)
 		pevt_output_comm(task, comm, current->in_execve);
 }

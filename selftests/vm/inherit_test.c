@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -180,6 +181,7 @@ static void compare(struct __test_metadata *_metadata, int dev,
 {
 	struct evset st, pv, st0;
 	struct counts cs, cp, c0;
+	uint64_t stock_lo, stock_hi;
 	pid_t pid;
 	int go;
 
@@ -229,11 +231,29 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	 * after switch_to()), and with enable_on_exec they start after the
 	 * binary is loaded, perf's before.  Measured under TCG on a loaded
 	 * host: pevt/stock 0.90 .. 1.22.
+	 *
+	 * The reference is stock's own two task-clock events on the tree,
+	 * alone and in the group: on 6.1 (and the debug kernel) they
+	 * disagree, because the group, led by a pevt_vpmu event, lives in
+	 * perf's hw context and the lone task-clock in the sw context: the
+	 * group's read 0.85 .. 0.89 of the lone one on pipelines and 0.59
+	 * on fork churn (786 ms against 1335 ms in one run, 2026-11-26),
+	 * while on 6.12 (one context per task) they are equal to the ns.
+	 * A bound against one of them alone is a bound against that 6.1
+	 * artefact too (the check flaked at 1.507 and 1.74 in earlier runs,
+	 * kernel not recorded); pevt is held to 0.8 .. 1.5 of stock's own
+	 * range instead, which on 6.12 is the one value it was before.
 	 */
-	EXPECT_LE(cs.clk * 8, cp.clk * 10);
-	EXPECT_LE(cp.clk * 10, cs.clk * 15);
-	EXPECT_LE(cs.gclk * 8, cp.gclk * 10);
-	EXPECT_LE(cp.gclk * 10, cs.gclk * 15);
+	stock_lo = cs.clk < cs.gclk ? cs.clk : cs.gclk;
+	stock_hi = cs.clk < cs.gclk ? cs.gclk : cs.clk;
+	TH_LOG("stock task-clock group/alone %.3f; pevt/stock alone %.3f, group %.3f",
+	       cs.clk ? (double)cs.gclk / cs.clk : 0.0,
+	       cs.clk ? (double)cp.clk / cs.clk : 0.0,
+	       cs.gclk ? (double)cp.gclk / cs.gclk : 0.0);
+	EXPECT_LE(stock_lo * 8, cp.clk * 10);
+	EXPECT_LE(cp.clk * 10, stock_hi * 15);
+	EXPECT_LE(stock_lo * 8, cp.gclk * 10);
+	EXPECT_LE(cp.gclk * 10, stock_hi * 15);
 	/* Enabled time is the tree's too, and every event ran throughout. */
 	EXPECT_EQ(cp.clk, cp.clk_enabled);
 	EXPECT_EQ(cp.clk_enabled, cp.clk_running);
@@ -448,6 +468,319 @@ TEST_F_TIMEOUT(inh, sampling_children_write_parent_buffer, 120)
 		}
 }
 
+/* ---- remove_on_exec, inherit_stat ------------------------------------ */
+
+#define ROE_KIDS	3
+/* After the exec: a loop and two forked cats, none of it counted. */
+#define ROE_AFTER \
+	"i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; " \
+	"cat /proc/self/stat > /dev/null; cat /proc/self/stat > /dev/null"
+
+/*
+ * Runs a while (system calls, CPU), forks ROE_KIDS children that each do
+ * their own calls and then exec a shell, waits for them, then execs a
+ * shell itself: with remove_on_exec only the parts before each exec count.
+ */
+static int roe_workload(void *arg)
+{
+	pid_t kids[ROE_KIDS];
+	int k, j, st;
+
+	(void)arg;
+	for (k = 0; k < ROE_KIDS; k++) {
+		kids[k] = fork();
+		if (kids[k] < 0)
+			return 126;
+		if (kids[k] == 0) {
+			for (j = 0; j < 40 + 10 * k; j++)
+				getppid();
+			burn_cpu_ns(10 * NSEC_PER_MSEC);
+			execl("/bin/sh", "sh", "-c", ROE_AFTER, (char *)NULL);
+			_exit(127);
+		}
+	}
+	for (k = 0; k < ROE_KIDS; k++)
+		if (waitpid(kids[k], &st, 0) != kids[k] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			return 125;
+	for (j = 0; j < 100; j++)
+		getppid();
+	burn_cpu_ns(30 * NSEC_PER_MSEC);
+	execl("/bin/sh", "sh", "-c", ROE_AFTER, (char *)NULL);
+	return 127;
+}
+
+static int open_sys(int dev, pid_t pid, int cpu, int inherit, int roe,
+		    int stat, uint64_t rf)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (int)read_long(VPMU_TYPE_PATH);
+	a.config = SRC_SYSCALLS;
+	a.read_format = rf;
+	a.inherit = inherit;
+	a.remove_on_exec = roe;
+	a.inherit_stat = stat;
+	if (dev < 0)
+		return sys_perf_event_open(&a, pid, cpu, -1, 0);
+	return pevt_open(dev, &a, pid, cpu, -1, 0);
+}
+
+/* A disabled stock syscalls event without inherit. */
+static int open_sys_disabled(pid_t pid)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (int)read_long(VPMU_TYPE_PATH);
+	a.config = SRC_SYSCALLS;
+	a.disabled = 1;
+	return sys_perf_event_open(&a, pid, -1, -1, 0);
+}
+
+static int open_clk(int dev, pid_t pid, int inherit, int roe)
+{
+	struct perf_event_attr a;
+
+	pevt_attr_clock(&a, PERF_COUNT_SW_TASK_CLOCK, 0, 0);
+	a.inherit = inherit;
+	a.remove_on_exec = roe;
+	return open_ev(dev, &a, pid, -1);
+}
+
+static uint64_t read1(int fd)
+{
+	uint64_t v;
+
+	return read(fd, &v, sizeof(v)) == sizeof(v) ? v : (uint64_t)-1;
+}
+
+/*
+ * remove_on_exec against stock, same run: {syscalls, task-clock} with
+ * inherit and remove_on_exec, syscalls with remove_on_exec alone, and a
+ * task-clock with inherit only for scale.  The stock side's non-inherit
+ * syscalls event also keeps perf from marking the children's contexts as
+ * clones (perf_event_init_context(): inherited_all), so it never swaps a
+ * child's context with its parent's (perf_event_context_sched_out()),
+ * after which a child's exec removes the opened event itself (seen on
+ * 6.1: a READ record of the parent's task, none of one child's).
+ */
+TEST_F_TIMEOUT(inh, remove_on_exec_like_stock, 120)
+{
+	long before = live_events();
+	int fd[2][3], ref, go, st;
+	uint64_t v[2][3], all;
+	pid_t pid;
+
+	pid = fork_waiting(roe_workload, NULL, &go);
+	ASSERT_LT(0, pid);
+	for (int k = 0; k < 2; k++) {
+		int dev = k ? self->dev : -1;
+
+		fd[k][0] = open_sys(dev, pid, -1, 1, 1, 0, 0);
+		fd[k][1] = open_sys(dev, pid, -1, 0, 1, 0, 0);
+		fd[k][2] = open_clk(dev, pid, 1, 1);
+		for (int i = 0; i < 3; i++) {
+			ASSERT_LE(0, fd[k][i]) TH_LOG("backend %d event %d: %s", k, i,
+						     strerror(errno));
+		}
+	}
+	ref = open_clk(-1, pid, 1, 0);
+	ASSERT_LE(0, ref);
+	ASSERT_EQ(0, child_go(go));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("status %#x", st);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 3; i++)
+			v[k][i] = read1(fd[k][i]);
+	all = read1(ref);
+	TH_LOG("syscalls inherit+roe: stock %llu pevt %llu; roe alone: stock %llu pevt %llu; task-clock ns inherit+roe: stock %llu pevt %llu (inherit only, stock: %llu)",
+	       (unsigned long long)v[0][0], (unsigned long long)v[1][0],
+	       (unsigned long long)v[0][1], (unsigned long long)v[1][1],
+	       (unsigned long long)v[0][2], (unsigned long long)v[1][2],
+	       (unsigned long long)all);
+	/* Both count the same tracepoint: the same calls, up to the exec. */
+	EXPECT_EQ(v[0][0], v[1][0]);
+	EXPECT_EQ(v[0][1], v[1][1]);
+	/* The children's calls before their exec are in: 40+50+60 + execve. */
+	EXPECT_LE(v[0][1] + 150, v[0][0]);
+	/* The time after the exec is out; the test's bound for task-clock. */
+	EXPECT_LT(v[0][2], all);
+	EXPECT_LE(v[0][2] * 8, v[1][2] * 10);
+	EXPECT_LE(v[1][2] * 10, v[0][2] * 15);
+	/* Removed for good: ENABLE does not bring them back (perf's EXIT). */
+	for (int k = 0; k < 2; k++) {
+		EXPECT_EQ(0, ioctl(fd[k][1], PERF_EVENT_IOC_ENABLE, 0));
+		EXPECT_EQ(v[k][1], read1(fd[k][1]));
+	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 3; i++)
+			close(fd[k][i]);
+	close(ref);
+	if (before >= 0)
+		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
+}
+
+#define RD_PAGES	16
+#define RD_RF		(PERF_FORMAT_TOTAL_TIME_ENABLED | \
+			 PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID)
+#define RD_TYPE		(PERF_SAMPLE_TID | PERF_SAMPLE_ID | \
+			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU)
+
+struct rd_side {
+	int fd[MAX_CPUS];
+	uint64_t id[MAX_CPUS];
+	void *map[MAX_CPUS];
+	char recs[64][48];	/* "tid value" of each READ record */
+	unsigned int nr, bad;
+};
+
+static int rd_open(int dev, pid_t pid, int ncpu, int roe, struct rd_side *sd)
+{
+	size_t len = (RD_PAGES + 1) * getpagesize();
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (int)read_long(VPMU_TYPE_PATH);
+	a.config = SRC_SYSCALLS;
+	a.read_format = RD_RF;
+	a.sample_type = RD_TYPE;
+	a.sample_id_all = 1;
+	a.inherit = 1;
+	a.inherit_stat = 1;
+	a.remove_on_exec = roe;
+	for (int c = 0; c < ncpu; c++) {
+		sd->fd[c] = dev < 0 ? sys_perf_event_open(&a, pid, c, -1, 0) :
+				      pevt_open(dev, &a, pid, c, -1, 0);
+		if (sd->fd[c] < 0 || ioctl(sd->fd[c], PERF_EVENT_IOC_ID, &sd->id[c]))
+			return -1;
+		sd->map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  sd->fd[c], 0);
+		if (sd->map[c] == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
+/* READ records: pid, tid, value, enabled, running, id; sample_id after. */
+static void rd_parse(struct rd_side *sd, int c)
+{
+	struct perf_event_mmap_page *pc = sd->map[c];
+	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	uint64_t size = (uint64_t)RD_PAGES * getpagesize();
+	const uint8_t *d = (const uint8_t *)pc + getpagesize();
+
+	for (uint64_t pos = pc->data_tail; pos < head; ) {
+		struct perf_event_header h;
+		uint64_t r[9];
+
+		rb_copy(&h, d, size, pos, sizeof(h));
+		if (h.size < sizeof(h))
+			return;
+		if (h.type == PERF_RECORD_READ) {
+			if (h.size != sizeof(h) + sizeof(r)) {
+				sd->bad++;
+			} else {
+				rb_copy(r, d, size, pos + sizeof(h), sizeof(r));
+				/*
+				 * pid/tid, value, enabled, running, id; then
+				 * sample_id: pid/tid, id, stream_id, cpu.  Both
+				 * ids are the parent's, the stream id the
+				 * child event's own.
+				 */
+				if (r[4] != sd->id[c] || r[6] != sd->id[c] ||
+				    r[7] == sd->id[c] || r[2] < r[3] ||
+				    r[0] != r[5] || r[8] >= MAX_CPUS)
+					sd->bad++;
+				if (sd->nr < 64)
+					snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %llu",
+						 (uint32_t)(r[0] >> 32), c,
+						 (unsigned long long)r[1]);
+			}
+		}
+		pos += h.size;
+	}
+}
+
+/*
+ * inherit_stat: a child event detached at the child's exec
+ * (remove_on_exec) writes a PERF_RECORD_READ of its own count into the
+ * parent's buffer (sync_child_event()); at exit perf writes none.  Both
+ * cases against stock, same run: the same records (tid, count).
+ */
+TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), go, st, noclone;
+	static struct rd_side sd[2][2];	/* [roe][backend] */
+	long before = live_events();
+	pid_t pid;
+
+	if (ncpu > MAX_CPUS)
+		ncpu = MAX_CPUS;
+	memset(sd, 0, sizeof(sd));
+	pid = fork_waiting(roe_workload, NULL, &go);
+	ASSERT_LT(0, pid);
+	for (int roe = 0; roe < 2; roe++) {
+		for (int k = 0; k < 2; k++) {
+			ASSERT_EQ(0, rd_open(k ? self->dev : -1, pid, ncpu, roe,
+					     &sd[roe][k]))
+				TH_LOG("roe %d backend %d: %s", roe, k, strerror(errno));
+		}
+	}
+	/*
+	 * No context clones on the stock side (see remove_on_exec_like_stock):
+	 * a non-inherit event in the same perf context as the pevt_vpmu
+	 * events (6.1: the hw context, task-clock is in the sw one),
+	 * disabled so that it takes no counter slot.
+	 */
+	noclone = open_sys_disabled(pid);
+	ASSERT_LE(0, noclone);
+	ASSERT_EQ(0, child_go(go));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	for (int roe = 0; roe < 2; roe++) {
+		for (int k = 0; k < 2; k++) {
+			for (int c = 0; c < ncpu; c++)
+				rd_parse(&sd[roe][k], c);
+			qsort(sd[roe][k].recs, sd[roe][k].nr, 48, cmp_line);
+		}
+		TH_LOG("remove_on_exec %d: READ records stock %u pevt %u (bad %u %u)",
+		       roe, sd[roe][0].nr, sd[roe][1].nr, sd[roe][0].bad,
+		       sd[roe][1].bad);
+		for (unsigned int i = 0; i < sd[roe][0].nr || i < sd[roe][1].nr; i++)
+			TH_LOG("  stock %-16s pevt %s", i < sd[roe][0].nr ? sd[roe][0].recs[i] : "-",
+			       i < sd[roe][1].nr ? sd[roe][1].recs[i] : "-");
+		EXPECT_EQ(sd[roe][0].nr, sd[roe][1].nr);
+		for (unsigned int i = 0; i < sd[roe][0].nr && i < sd[roe][1].nr; i++)
+			EXPECT_STREQ(sd[roe][0].recs[i], sd[roe][1].recs[i]);
+		EXPECT_EQ(0, sd[roe][0].bad);
+		EXPECT_EQ(0, sd[roe][1].bad);
+	}
+	/* Each child's exec: one READ per child event (one per CPU). */
+	EXPECT_EQ(ROE_KIDS * ncpu, sd[1][1].nr);
+	/* Removed at the exec, no children left: POLLHUP (is_event_hup()). */
+	for (int k = 0; k < 2; k++)
+		for (int c = 0; c < ncpu; c++) {
+			struct pollfd p = { .fd = sd[1][k].fd[c], .events = POLLIN };
+
+			EXPECT_EQ(1, poll(&p, 1, 0)) TH_LOG("backend %d cpu %d", k, c);
+			EXPECT_TRUE(p.revents & POLLHUP) TH_LOG("backend %d cpu %d", k, c);
+		}
+	for (int roe = 0; roe < 2; roe++)
+		for (int k = 0; k < 2; k++)
+			for (int c = 0; c < ncpu; c++) {
+				munmap(sd[roe][k].map[c], (RD_PAGES + 1) * getpagesize());
+				close(sd[roe][k].fd[c]);
+			}
+	close(noclone);
+	if (before >= 0)
+		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
+}
+
 /* ---- errnos: pevt against stock for the same attr --------------------- */
 
 struct errcase {
@@ -512,10 +845,9 @@ TEST(errnos)
 	static const struct errcase cases[] = {
 		{ "mmap of inherit, cpu -1", EINVAL, 1, set_mmap, 1 },
 		{ "inherit_thread without inherit", EINVAL, 1, set_thread_only, 0 },
-		{ "inherit_stat", EOPNOTSUPP, 0, set_stat, 0 },
-		{ "remove_on_exec", EOPNOTSUPP, 0, set_roe, 0 },
-		/* perf takes it without inherit: not implemented either */
-		{ "remove_on_exec without inherit", EOPNOTSUPP, 0, set_roe_alone, 0 },
+		{ "inherit_stat", 0, 1, set_stat, 0 },
+		{ "remove_on_exec", 0, 1, set_roe, 0 },
+		{ "remove_on_exec without inherit", 0, 1, set_roe_alone, 0 },
 		{ "remove_on_exec + enable_on_exec", EINVAL, 1, set_roe_on_exec, 0 },
 		{ "inherit with PERF_SAMPLE_READ", EINVAL, 1, set_sample_read, 0 },
 		{ "SET_OUTPUT of inherit, cpu -1", EINVAL, 0, set_setout, 2 },

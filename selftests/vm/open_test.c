@@ -419,11 +419,7 @@ TEST_F(open, unsupported_attr)
 {
 	struct perf_event_attr a = self->attr;
 
-	/* inherit, enable_on_exec: inherit_test.c */
-	self->attr.inherit = 1;
-	self->attr.inherit_stat = 1;
-	ASSERT_EQ(-EOPNOTSUPP, try_open(_metadata, self->dev, &self->op));
-	self->attr = a;
+	/* inherit, inherit_stat, remove_on_exec: inherit_test.c */
 	self->attr.config = PERF_COUNT_SW_PAGE_FAULTS;
 	ASSERT_EQ(-EOPNOTSUPP, try_open(_metadata, self->dev, &self->op));
 	self->attr = a;
