@@ -20,8 +20,14 @@
 
 #include "../record_check.h"
 
-/* Busy until the test creates ./stop. */
-#define LOOP	"sh -c 'while [ ! -e stop ]; do :; done'"
+/*
+ * Busy until the test creates ./stop; ./started once it runs.  SIGUSR2 is
+ * sent only after ./started: pevt record blocks it before it starts the
+ * workload, but a fixed delay from the launch was not enough on a loaded
+ * 2-core machine (snap.signal failed once in a make check run).
+ */
+#define LOOP	"sh -c ': > started; while [ ! -e stop ]; do :; done'"
+#define STARTED	"while [ ! -e started ]; do sleep 0.05; done; "
 
 static char pevt_bin[PATH_MAX];
 
@@ -107,7 +113,7 @@ TEST_F(snap, signal)
 
 	/* Two SIGUSR2 while the loop runs, then the snapshot at the end. */
 	run(&o, "(%s record --overwrite --switch-output -F 2000 -o s.data -- " LOOP " & P=$!; "
-	    "sleep 0.7; kill -USR2 $P; sleep 0.7; kill -USR2 $P; sleep 0.3; touch stop; wait $P)",
+	    STARTED "sleep 0.5; kill -USR2 $P; sleep 0.7; kill -USR2 $P; sleep 0.3; touch stop; wait $P)",
 	    pevt_bin);
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	EXPECT_EQ(3, check_files(_metadata, o.err)) TH_LOG("%s", o.err);
@@ -136,7 +142,7 @@ TEST_F(snap, at_exit_only)
 
 	/* Without --switch-output SIGUSR2 is ignored: one file at the end. */
 	run(&o, "(%s record --overwrite -F 2000 -o s.data -- " LOOP " & P=$!; "
-	    "sleep 0.5; kill -USR2 $P; sleep 0.3; touch stop; wait $P)", pevt_bin);
+	    STARTED "sleep 0.3; kill -USR2 $P; sleep 0.3; touch stop; wait $P)", pevt_bin);
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	EXPECT_EQ(0, check_files(_metadata, o.err));
 	EXPECT_NE(NULL, strstr(o.err, "Dump s.data ("));
