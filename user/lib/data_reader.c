@@ -1095,19 +1095,19 @@ static int decompress(struct pevt_data *d, struct stream *s,
 	return 0;
 }
 
-static void account(struct pevt_data *d, const struct perf_event_header *ev)
+void pevt_data_stats__account(struct pevt_data_stats *st, const struct perf_event_header *ev)
 {
 	uint32_t type = ev->type;
 
-	d->stats.bytes += ev->size;
-	if (type < PERF_RECORD_HEADER_MAX && type_names[type])
-		d->stats.nr[type]++;
+	st->bytes += ev->size;
+	if (pevt_record_type__name(type))
+		st->nr[type]++;
 	else
-		d->stats.nr_unknown++;
+		st->nr_unknown++;
 	if (type == PERF_RECORD_LOST && ev->size >= 24)
-		d->stats.total_lost += ((const uint64_t *)ev)[2];
+		st->total_lost += ((const uint64_t *)ev)[2];
 	else if (type == PERF_RECORD_LOST_SAMPLES && ev->size >= 16)
-		d->stats.total_lost_samples += ((const uint64_t *)ev)[1];
+		st->total_lost_samples += ((const uint64_t *)ev)[1];
 }
 
 static int read_full(int fd, void *buf, size_t n)
@@ -1251,7 +1251,7 @@ int pevt_data__next(struct pevt_data *d, int stream, struct pevt_data_rec *r)
 				r->off = s->zoff;
 				r->transient = true;
 				r->stream = stream;
-				account(d, r->ev);
+				pevt_data_stats__account(&d->stats, r->ev);
 				ret = process_meta(d, r->ev);
 				if (ret) {
 					set_err(d, "bad %s record inside the compressed record at offset %#"
@@ -1273,7 +1273,7 @@ int pevt_data__next(struct pevt_data *d, int stream, struct pevt_data_rec *r)
 			return ret;
 		}
 		r->stream = stream;
-		account(d, r->ev);
+		pevt_data_stats__account(&d->stats, r->ev);
 		if (r->ev->type == PERF_RECORD_COMPRESSED) {
 			ret = decompress(d, s, r->ev, r->off);
 			if (ret)

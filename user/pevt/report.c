@@ -727,15 +727,7 @@ static int ix_slice(struct ixscan *s, uint64_t i)
 		/* one zstd stream through the file; odd records are copied */
 		if (type == PERF_RECORD_COMPRESSED || ((h->size | (uintptr_t)h) & 7))
 			return ix_fallback(s, 1, NULL);
-		s->st.bytes += h->size;
-		if (pevt_record_type__name(type))
-			s->st.nr[type]++;
-		else
-			s->st.nr_unknown++;
-		if (type == PERF_RECORD_LOST && h->size >= 24)
-			s->st.total_lost += ((const uint64_t *)h)[2];
-		else if (type == PERF_RECORD_LOST_SAMPLES && h->size >= 16)
-			s->st.total_lost_samples += ((const uint64_t *)h)[1];
+		pevt_data_stats__account(&s->st, h);
 		if (type == PERF_RECORD_FINISHED_ROUND) {
 			if (ix_round(s, &rd))
 				return -1;

@@ -155,6 +155,9 @@ LIBPEVT_API struct pevt_data_stats *pevt_data__stats(struct pevt_data *d);
  * when it reads one: for a caller that walks the mapped records itself.
  */
 LIBPEVT_API int pevt_data__process_meta(struct pevt_data *d, const struct perf_event_header *ev);
+/* Count @ev in @st as pevt_data__next() counts what it delivers (--stats). */
+LIBPEVT_API void pevt_data_stats__account(struct pevt_data_stats *st,
+					  const struct perf_event_header *ev);
 LIBPEVT_API const char *pevt_record_type__name(uint32_t type);
 /* Data section(s): offset and size of stream @stream (file, dir). */
 LIBPEVT_API int pevt_data__section(const struct pevt_data *d, int stream,
