@@ -220,32 +220,50 @@ void pevt_inherit_fork(struct task_struct *child)
 
 /* ---- exit ------------------------------------------------------------ */
 
+/*
+ * Fold a dead or removed child event's count and times into its parent
+ * and queue it on @dead for free_folded(); the caller holds
+ * pevt_inherit_mutex and the child's context mutex.
+ */
+static void fold_child(struct pevt_event *event, struct list_head *dead)
+{
+	struct pevt_event *parent = event->parent;
+
+	parent->child_count += local64_read(&event->count);
+	parent->child_time_enabled += event->total_time_enabled;
+	parent->child_time_running += event->total_time_running;
+	list_move_tail(&event->child_entry, dead);
+}
+
+/* Free the children fold_child() queued, context mutex dropped. */
+static void free_folded(struct list_head *dead)
+{
+	struct pevt_event *event, *tmp;
+
+	list_for_each_entry_safe(event, tmp, dead, child_entry) {
+		list_del_init(&event->child_entry);
+		pevt_event_remove_free(event);
+	}
+}
+
 /* From exit_task_work() of the exiting task: fold and free its children. */
 static void inherit_exit_fn(struct callback_head *cb)
 {
 	struct pevt_context *ctx = container_of(cb, struct pevt_context,
 						exit_work);
-	struct pevt_event *event, *tmp;
+	struct pevt_event *event;
 	LIST_HEAD(dead);
 
 	mutex_lock(&pevt_inherit_mutex);
 	mutex_lock(&ctx->mutex);
 	/* The context is dead: counts and times are final. */
 	list_for_each_entry(event, &ctx->event_list, event_entry) {
-		struct pevt_event *parent = event->parent;
-
-		if (!parent || list_empty(&event->child_entry))
+		if (!event->parent || list_empty(&event->child_entry))
 			continue;
-		parent->child_count += local64_read(&event->count);
-		parent->child_time_enabled += event->total_time_enabled;
-		parent->child_time_running += event->total_time_running;
-		list_move_tail(&event->child_entry, &dead);
+		fold_child(event, &dead);
 	}
 	mutex_unlock(&ctx->mutex);
-	list_for_each_entry_safe(event, tmp, &dead, child_entry) {
-		list_del_init(&event->child_entry);
-		pevt_event_remove_free(event);
-	}
+	free_folded(&dead);
 	mutex_unlock(&pevt_inherit_mutex);
 	ctx_put(ctx);
 	module_put(THIS_MODULE);
@@ -307,16 +325,10 @@ static void inherit_remove_on_exec(struct pevt_context *ctx)
 			continue;	/* the parent is being closed */
 		if (event->attr.inherit_stat)
 			pevt_output_read_event(event, current);
-		parent->child_count += local64_read(&event->count);
-		parent->child_time_enabled += event->total_time_enabled;
-		parent->child_time_running += event->total_time_running;
-		list_move_tail(&event->child_entry, &dead);
+		fold_child(event, &dead);
 	}
 	mutex_unlock(&ctx->mutex);
-	list_for_each_entry_safe(event, tmp, &dead, child_entry) {
-		list_del_init(&event->child_entry);
-		pevt_event_remove_free(event);	/* out already: frees */
-	}
+	free_folded(&dead);
 	mutex_unlock(&pevt_inherit_mutex);
 	if (any)
 		pevt_ctx_changed(ctx);
