@@ -390,6 +390,25 @@ static void smp_parse(struct smp_side *sd, int cpu, pid_t top)
 	}
 }
 
+/*
+ * @a on every CPU for @pid (stock syscall if @dev < 0, else /dev/pevt):
+ * fds, ids and @len-byte buffer mappings.  0, or -1 at the first failure.
+ */
+static int open_mapped(int dev, struct perf_event_attr *a, pid_t pid, int ncpu,
+		       size_t len, int *fd, uint64_t *id, void **map)
+{
+	for (int c = 0; c < ncpu; c++) {
+		fd[c] = dev < 0 ? sys_perf_event_open(a, pid, c, -1, 0) :
+				  pevt_open(dev, a, pid, c, -1, 0);
+		if (fd[c] < 0 || ioctl(fd[c], PERF_EVENT_IOC_ID, &id[c]))
+			return -1;
+		map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd[c], 0);
+		if (map[c] == MAP_FAILED)
+			return -1;
+	}
+	return 0;
+}
+
 static int smp_open(int dev, pid_t pid, int ncpu, struct smp_side *sd)
 {
 	size_t len = (SMP_PAGES + 1) * getpagesize();
@@ -402,17 +421,7 @@ static int smp_open(int dev, pid_t pid, int ncpu, struct smp_side *sd)
 	a.sample_id_all = 1;
 	a.comm = 1;
 	a.task = 1;
-	for (int c = 0; c < ncpu; c++) {
-		sd->fd[c] = dev < 0 ? sys_perf_event_open(&a, pid, c, -1, 0) :
-				      pevt_open(dev, &a, pid, c, -1, 0);
-		if (sd->fd[c] < 0 || ioctl(sd->fd[c], PERF_EVENT_IOC_ID, &sd->id[c]))
-			return -1;
-		sd->map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				  sd->fd[c], 0);
-		if (sd->map[c] == MAP_FAILED)
-			return -1;
-	}
-	return 0;
+	return open_mapped(dev, &a, pid, ncpu, len, sd->fd, sd->id, sd->map);
 }
 
 TEST_F_TIMEOUT(inh, sampling_children_write_parent_buffer, 120)
@@ -653,17 +662,7 @@ static int rd_open(int dev, pid_t pid, int ncpu, int roe, struct rd_side *sd)
 	a.inherit = 1;
 	a.inherit_stat = 1;
 	a.remove_on_exec = roe;
-	for (int c = 0; c < ncpu; c++) {
-		sd->fd[c] = dev < 0 ? sys_perf_event_open(&a, pid, c, -1, 0) :
-				      pevt_open(dev, &a, pid, c, -1, 0);
-		if (sd->fd[c] < 0 || ioctl(sd->fd[c], PERF_EVENT_IOC_ID, &sd->id[c]))
-			return -1;
-		sd->map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				  sd->fd[c], 0);
-		if (sd->map[c] == MAP_FAILED)
-			return -1;
-	}
-	return 0;
+	return open_mapped(dev, &a, pid, ncpu, len, sd->fd, sd->id, sd->map);
 }
 
 /* READ records: pid, tid, value, enabled, running, id; sample_id after. */
