@@ -259,6 +259,59 @@ static int cmp_sibling(const void *pa, const void *pb)
 	return cmp_u64_desc(cumul(a), cumul(b)) ?: cmp_key(pa, pb);
 }
 
+/* A total order of the entries: (dso, symbol start, ip), no symbol last. */
+static int cmp_canonical(const void *pa, const void *pb)
+{
+	const struct pevt_cc_node *a = *(const struct pevt_cc_node *const *)pa;
+	const struct pevt_cc_node *b = *(const struct pevt_cc_node *const *)pb;
+
+	if (dso_idx(a->e.dso) != dso_idx(b->e.dso))
+		return dso_idx(a->e.dso) < dso_idx(b->e.dso) ? -1 : 1;
+	if (!a->e.sym != !b->e.sym)
+		return a->e.sym ? -1 : 1;
+	if (a->e.sym && a->e.sym->start != b->e.sym->start)
+		return a->e.sym->start < b->e.sym->start ? -1 : 1;
+	return (a->e.ip > b->e.ip) - (a->e.ip < b->e.ip);
+}
+
+static void merge_sort(const struct pevt_cc_node **v, const struct pevt_cc_node **tmp, size_t k,
+		       int (*cmp)(const void *, const void *))
+{
+	size_t h = k / 2, i = 0, j = h, o = 0;
+
+	if (k < 2)
+		return;
+	merge_sort(v, tmp, h, cmp);
+	merge_sort(v + h, tmp, k - h, cmp);
+	while (i < h && j < k)
+		tmp[o++] = cmp(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+	while (i < h)
+		tmp[o++] = v[i++];
+	while (j < k)
+		tmp[o++] = v[j++];
+	memcpy(v, tmp, k * sizeof(*v));
+}
+
+/*
+ * Sort siblings with perf's comparison, which is not transitive when one
+ * DSO is mapped at several addresses (cmp_key()): from a canonical order
+ * by a stable merge sort, so that the result depends on the set of
+ * siblings only, not on the order they were added or merged in (--threads).
+ */
+static void sort_siblings(const struct pevt_cc_node **v, size_t k,
+			  int (*cmp)(const void *, const void *))
+{
+	const struct pevt_cc_node **tmp;
+
+	qsort(v, k, sizeof(*v), cmp_canonical);
+	tmp = malloc((k + 1) * sizeof(*tmp));
+	if (tmp)
+		merge_sort(v, tmp, k, cmp);
+	else
+		qsort(v, k, sizeof(*v), cmp);
+	free(tmp);
+}
+
 /* The end of the run starting at @n: no chain ends inside it, one child. */
 static const struct pevt_cc_node *run_end(const struct pevt_cc_node *n)
 {
@@ -300,7 +353,7 @@ static const struct pevt_cc_node **sorted_children(const struct printer *pr,
 	for (c = n->child; c; c = c->next)
 		if (cumul(c) >= min_hit)
 			v[k++] = c;
-	qsort(v, k, sizeof(*v), cmp_sibling);
+	sort_siblings(v, k, cmp_sibling);
 	*nr = k;
 	return v;
 }
@@ -527,7 +580,7 @@ static int flat_collect(const struct printer *pr, const struct pevt_cc_node *n,
 	k = 0;
 	for (c = n->child; c; c = c->next)
 		v[k++] = c;
-	qsort(v, k, sizeof(*v), cmp_key);
+	sort_siblings(v, k, cmp_key);
 	for (i = 0; i < k; i++) {
 		fc->stack[depth] = v[i];
 		if (flat_collect(pr, v[i], fc, depth + 1)) {

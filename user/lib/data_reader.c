@@ -31,6 +31,7 @@ struct stream {
 	size_t map_size;
 	uint64_t off, size;		/* the records: [off, off + size) */
 	uint64_t pos;			/* next raw record */
+	uint64_t declared;		/* truncated file: the header's data size, else 0 */
 	uint64_t dropped;		/* pages before this were given back */
 	int err;			/* sticky */
 	ZSTD_DStream *zstd;		/* compressed records */
@@ -804,6 +805,7 @@ static int open_file(struct pevt_data *d, const char *path)
 		err = add_stream(d, base, size, d->hdr.data.offset, size - d->hdr.data.offset);
 		if (err)
 			goto bad_err;
+		d->streams[d->nr_streams - 1].declared = d->hdr.data.size;
 		return 0;
 	}
 	if (!d->hdr.data.size && size > d->hdr.data.offset) {
@@ -1160,6 +1162,13 @@ static int raw_next(struct pevt_data *d, struct stream *s, struct pevt_data_rec 
 		r->transient = true;
 		s->pos += hh.size;
 		return 1;
+	}
+	if (s->pos >= s->off + s->size && s->declared) {
+		/* The file ends on a record boundary before its data section does. */
+		set_err(d, "truncated data section at offset %#" PRIx64 ": the header says %" PRIu64
+			" bytes from offset %#" PRIx64 ", the file ends after %" PRIu64,
+			s->pos, s->declared, s->off, s->size);
+		return -EBADMSG;
 	}
 	if (s->pos >= s->off + s->size)
 		return 0;
