@@ -159,11 +159,11 @@ if eval "'$pevt' record -m 8 -e cpu-clock -g -o p.data -- $workload" >/dev/null 
 	for t in 1 2 4; do
 		PEVT_INDEX_DEBUG=1 rep --threads $t -i p.data > b.txt 2>o.err
 		cmp -s a.txt b.txt || bad="$bad differs:$t"
-		grep -q "index: first pass from" o.err || bad="$bad not-used:$t"
+		grep -q "index: first pass from" o.err || bad="$bad not-used:$t($(tr '\n' ' ' < o.err | head -c 200))"
 	done
 	"$perf" report --stdio -i p.data 2>b.err | strip > pb.txt
-	cmp -s pa.txt pb.txt && [ ! -s b.err ] || bad="$bad perf-report"
-	if [ -z "$bad" ]; then ok "pevt record file: indexed, same reports"; else echo "# $bad"; nok "pevt record file"; fi
+	cmp -s pa.txt pb.txt && [ ! -s b.err ] || bad="$bad perf-report($(tr '\n' ' ' < b.err | head -c 200))"
+	if [ -z "$bad" ]; then ok "pevt record file: indexed, same reports"; else nok "pevt record file:$bad"; fi
 else
 	skip "pevt record file" "pevt record cannot record on this host"
 fi
