@@ -125,9 +125,11 @@ void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ct
 /*
  * True while the kprobe on finish_task_switch() is registered: the
  * incoming task's context is scheduled in there, not at sched_switch.
- * Changes only while no task context exists (load, unload).
+ * Changes only while no task context exists (load, unload).  `insmod
+ * pevt.ko switch_in_late=N` keeps the switch-in at sched_switch (the
+ * behaviour before 2026-11-26, for comparisons); read, it says which.
  */
-static bool pevt_ctx_late_in;
+static bool pevt_ctx_late_in = true;
 module_param_named(switch_in_late, pevt_ctx_late_in, bool, 0444);
 
 /* Schedule in the context of @next, now or about to run here. */
@@ -202,6 +204,9 @@ static void ctx_late_in_init(void)
 {
 	int i, ret = -ENOENT;
 
+	if (!pevt_ctx_late_in)
+		return;
+
 	for (i = 0; i < ARRAY_SIZE(ctx_fts_names); i++) {
 		memset(&ctx_fts_kp, 0, sizeof(ctx_fts_kp));
 		ctx_fts_kp.symbol_name = ctx_fts_names[i];
@@ -224,7 +229,11 @@ static void ctx_late_in_exit(void)
 	pevt_ctx_late_in = false;
 }
 #else
-static void ctx_late_in_init(void) { }
+static void ctx_late_in_init(void)
+{
+	pevt_ctx_late_in = false;
+}
+
 static void ctx_late_in_exit(void) { }
 #endif
 
