@@ -17,18 +17,26 @@
  *    Documentation/security.md).
  * With no task context the switch hook returns at once.
  *
- * Where time starts and stops differs slightly from perf: perf schedules a
- * task's events out in prepare_task_switch() (pevt: sched_switch, a few
- * instructions earlier: same) and in from finish_task_switch(), after
- * switch_mm()/switch_to(); pevt schedules in at sched_switch, before them,
- * so a task's clocks include its switch-in path.  Measured under TCG:
- * < 0.5% for a busy task, ~+20% for a task doing nothing but pipe
- * ping-pong (40000 switches).  No hook after switch_to() is available to
- * a module without text patching (preempt notifiers only for current).
+ * Where time starts and stops: perf schedules a task's events out in
+ * prepare_task_switch() (pevt: sched_switch, a few instructions earlier:
+ * same) and in from finish_task_switch(), after switch_mm()/switch_to().
+ * pevt schedules in from a kprobe on finish_task_switch() too
+ * (pevt_ctx_switch_in(), registered at load): the time between the two,
+ * which includes switching address spaces, belongs to no task context.
+ * Until 2026-11-26 the switch-in ran at sched_switch, before them, so a
+ * task's clocks included its switch-in path: < 0.5% for a busy task, but
+ * 14-20% for a task doing nothing but pipe ping-pong (fairness.md,
+ * "Estimate error in many-tasks").  Kernels without kprobes (our debug
+ * kernel) or where the kprobe cannot be placed keep doing that
+ * (/sys/module/pevt/parameters/switch_in_late: N).
+ * During the window the CPU's task_ctx is NULL and irqs stay off, so no
+ * IPI or tick sees the half-switched state.
  */
 #include <linux/cpuhotplug.h>
 #include <linux/hashtable.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -114,8 +122,36 @@ void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ct
 		cpuctx->task_ctx = NULL;
 }
 
+/*
+ * True while the kprobe on finish_task_switch() is registered: the
+ * incoming task's context is scheduled in there, not at sched_switch.
+ * Changes only while no task context exists (load, unload).  `insmod
+ * pevt.ko switch_in_late=N` keeps the switch-in at sched_switch (the
+ * behaviour before 2026-11-26, for comparisons); read, it says which.
+ */
+static bool pevt_ctx_late_in = true;
+module_param_named(switch_in_late, pevt_ctx_late_in, bool, 0444);
+
+/* Schedule in the context of @next, now or about to run here. */
+static void ctx_switch_in(struct pevt_cpu_context *cpuctx,
+			  struct task_struct *next)
+{
+	struct pevt_context *ctx;
+
+	rcu_read_lock();
+	ctx = task_ctx_lookup(next);
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		if (!ctx->dead && ctx->active_cpu < 0)
+			ctx_task_sched_in(cpuctx, ctx);
+		raw_spin_unlock(&ctx->lock);
+	}
+	rcu_read_unlock();
+}
+
 /**
- * pevt_ctx_sched_switch() - sched_switch: the task contexts out and in.
+ * pevt_ctx_sched_switch() - sched_switch: the outgoing task context out,
+ * and the incoming one in unless finish_task_switch() does that.
  * @next: the task about to run on this CPU
  *
  * Runqueue lock held, irqs off.
@@ -133,17 +169,73 @@ noinline void pevt_ctx_sched_switch(struct task_struct *next)
 		ctx_task_sched_out(cpuctx, ctx);
 		raw_spin_unlock(&ctx->lock);
 	}
-
-	rcu_read_lock();
-	ctx = task_ctx_lookup(next);
-	if (ctx) {
-		raw_spin_lock(&ctx->lock);
-		if (!ctx->dead && ctx->active_cpu < 0)
-			ctx_task_sched_in(cpuctx, ctx);
-		raw_spin_unlock(&ctx->lock);
-	}
-	rcu_read_unlock();
+	if (!pevt_ctx_late_in)
+		ctx_switch_in(cpuctx, next);
 }
+
+#ifdef CONFIG_KPROBES
+/*
+ * kprobe on finish_task_switch(): current is the incoming task, switch_mm()
+ * and switch_to() are done, the runqueue lock is still held and irqs are
+ * off, where perf_event_task_sched_in() runs.  Also reached by a new
+ * task's first switch-in (schedule_tail()).
+ */
+static int ctx_fts_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	u64 t0;
+
+	if (!READ_ONCE(pevt_nr_task_ctx))
+		return 0;
+	t0 = pevt_probe_timing() ? local_clock() : 0;
+	ctx_switch_in(this_cpu_ptr(&pevt_cpu_ctx), current);
+	if (t0)
+		pevt_probe_account_switch_in(local_clock() - t0);
+	return 0;
+}
+
+static struct kprobe ctx_fts_kp = { .pre_handler = ctx_fts_pre };
+
+/* GCC may have specialised it (Debian: finish_task_switch.isra.0). */
+static const char * const ctx_fts_names[] = {
+	"finish_task_switch", "finish_task_switch.isra.0",
+};
+
+static void ctx_late_in_init(void)
+{
+	int i, ret = -ENOENT;
+
+	if (!pevt_ctx_late_in)
+		return;
+
+	for (i = 0; i < ARRAY_SIZE(ctx_fts_names); i++) {
+		memset(&ctx_fts_kp, 0, sizeof(ctx_fts_kp));
+		ctx_fts_kp.symbol_name = ctx_fts_names[i];
+		ctx_fts_kp.pre_handler = ctx_fts_pre;
+		ret = register_kprobe(&ctx_fts_kp);
+		if (!ret)
+			break;
+	}
+	if (ret)
+		pr_info("pevt: no kprobe on finish_task_switch (%d): task time starts at sched_switch\n",
+			ret);
+	pevt_ctx_late_in = !ret;
+}
+
+static void ctx_late_in_exit(void)
+{
+	if (!pevt_ctx_late_in)
+		return;
+	unregister_kprobe(&ctx_fts_kp);
+	pevt_ctx_late_in = false;
+}
+#else
+static void ctx_late_in_init(void)
+{
+	pevt_ctx_late_in = false;
+}
+
+static void ctx_late_in_exit(void) { }
+#endif
 
 /**
  * pevt_ctx_task_exit() - sched_process_exit: @task's context dies.
@@ -425,6 +517,7 @@ int pevt_context_init(void)
 	if (ret < 0)
 		return ret;
 	pevt_cpuhp_state = ret;
+	ctx_late_in_init();	/* no task context yet: no switch half-done */
 	return 0;
 }
 
@@ -436,6 +529,7 @@ int pevt_context_init(void)
  */
 void pevt_context_exit(void)
 {
+	ctx_late_in_exit();
 	cpuhp_remove_state(pevt_cpuhp_state);
 	WARN_ON_ONCE(pevt_nr_task_ctx);
 }

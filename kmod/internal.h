@@ -296,6 +296,15 @@ struct dentry *pevt_debugfs_dir(void);
 void pevt_probe_init(struct dentry *dir);
 void pevt_probe_exit(void);
 void *pevt_context_switch_fn(void);	/* context.c */
+#ifdef CONFIG_KRETPROBES
+/* The switch-in half runs in a kprobe, where a kretprobe cannot time it. */
+extern bool pevt_probe_armed;
+static inline bool pevt_probe_timing(void) { return READ_ONCE(pevt_probe_armed); }
+void pevt_probe_account_switch_in(u64 ns);
+#else
+static inline bool pevt_probe_timing(void) { return false; }
+static inline void pevt_probe_account_switch_in(u64 ns) { }
+#endif
 
 typedef int (*pevt_ctx_fn)(struct pevt_context *ctx, void *data, bool active);
 int ctx_function_call(struct pevt_context *ctx, pevt_ctx_fn fn, void *data);

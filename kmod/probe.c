@@ -12,7 +12,12 @@
  *   pevt_tick        pevt_sched_tick()            pevt's tick
  *   stock_sched_out  __perf_event_task_sched_out() stock switch, out half
  *   stock_sched_in   __perf_event_task_sched_in()  stock switch, in half
- *   pevt_switch      pevt's sched_switch probe    pevt switch, both halves
+ *   pevt_switch      pevt's sched_switch probe    pevt switch, out half (and
+ *                                                 the in half without the
+ *                                                 finish_task_switch kprobe)
+ *   pevt_switch_in   pevt's finish_task_switch kprobe handler: timed inside
+ *                    the handler (a kretprobe cannot fire there), printed
+ *                    in the same format
  *   pevt_replan      sched_replan_ipi()           pevt's replan/take IPI
  *
  * All of them run with irqs off: max_ns is the worst irq-off time of one
@@ -61,6 +66,20 @@ static struct probe_target targets[] = {
 static DEFINE_MUTEX(probe_mutex);
 static struct dentry *probe_dbg;
 
+/* pevt_switch_in: context.c's kprobe handler times itself while armed. */
+bool pevt_probe_armed;
+static atomic64_t switch_in_calls, switch_in_ns, switch_in_max;
+
+void pevt_probe_account_switch_in(u64 d)
+{
+	s64 old = atomic64_read(&switch_in_max);
+
+	atomic64_inc(&switch_in_calls);
+	atomic64_add(d, &switch_in_ns);
+	while ((s64)d > old && !atomic64_try_cmpxchg(&switch_in_max, &old, d))
+		;
+}
+
 static int probe_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	*(u64 *)ri->data = local_clock();
@@ -90,6 +109,9 @@ static void probes_reset(void)
 		atomic64_set(&targets[i].ns, 0);
 		atomic64_set(&targets[i].max_ns, 0);
 	}
+	atomic64_set(&switch_in_calls, 0);
+	atomic64_set(&switch_in_ns, 0);
+	atomic64_set(&switch_in_max, 0);
 }
 
 static void probes_off(void)
@@ -102,6 +124,7 @@ static void probes_off(void)
 		unregister_kretprobe(&targets[i].rp);
 		targets[i].armed = false;
 	}
+	WRITE_ONCE(pevt_probe_armed, false);
 }
 
 /* Arm every target that can be; a target that cannot keeps its errno. */
@@ -126,6 +149,7 @@ static void probes_on(void)
 		t->err = register_kretprobe(&t->rp);
 		t->armed = !t->err;
 	}
+	WRITE_ONCE(pevt_probe_armed, true);
 }
 
 static int probes_show(struct seq_file *m, void *v)
@@ -146,6 +170,10 @@ static int probes_show(struct seq_file *m, void *v)
 				   t->armed ? t->rp.nmissed : 0,
 				   (long long)atomic64_read(&t->max_ns));
 	}
+	seq_printf(m, "pevt_switch_in armed %d calls %lld ns %lld missed 0 max_ns %lld\n",
+		   pevt_probe_armed, (long long)atomic64_read(&switch_in_calls),
+		   (long long)atomic64_read(&switch_in_ns),
+		   (long long)atomic64_read(&switch_in_max));
 	mutex_unlock(&probe_mutex);
 	return 0;
 }

@@ -31,7 +31,7 @@ static inline int sched_reload(const char *params)
 struct plan_info {
 	int found, valid, R, r, groups;
 	long long ticks, plans, hits, timer;
-	unsigned long long foreign, plan_ns_max, pass_ns_max;
+	unsigned long long foreign, plan_ns_max, pass_ns_max, tick_outs;
 	char state[PLAN_MAXG][16];
 };
 
@@ -39,7 +39,7 @@ struct plan_info {
 static inline int read_plan(int cpu, struct plan_info *p)
 {
 	FILE *f = fopen(SCHED_PLAN, "r");
-	char line[256];
+	char line[512];
 	int in = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -50,10 +50,10 @@ static inline int read_plan(int cpu, struct plan_info *p)
 		int c, o, gi;
 		char pol[16], st[16];
 
-		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld timer %lld foreign %llx plan_ns_max %llu pass_ns_max %llu",
+		if (sscanf(line, "cpu %d policy %15s valid %d overflow %d R %d r %d ticks %lld plans %lld groups %d hits %lld timer %lld foreign %llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu",
 			   &c, pol, &q.valid, &o, &q.R, &q.r, &q.ticks, &q.plans,
 			   &q.groups, &q.hits, &q.timer, &q.foreign, &q.plan_ns_max,
-			   &q.pass_ns_max) >= 10) {
+			   &q.pass_ns_max, &q.tick_outs) >= 10) {
 			in = c == cpu;
 			if (in) {
 				*p = q;

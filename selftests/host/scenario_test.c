@@ -144,7 +144,12 @@ TEST(builtins_parse)
 		EXPECT_STREQ(name, sc.name);
 		EXPECT_LT(0, sc.nr_groups);
 	}
-	EXPECT_EQ(8, n);
+	EXPECT_EQ(9, n);
+	/* ring-tasks: 4 ring tasks, each with a cpu_ns and a syscalls group */
+	ASSERT_EQ(0, pevt_scenario__parse(&sc, pevt_scenario__builtin("ring-tasks"),
+					  "ring-tasks", err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(PEVT_WL_RING, sc.workload);
+	EXPECT_EQ(9, sc.nr_groups);
 	EXPECT_EQ(NULL, pevt_scenario__builtin("nope"));
 }
 

@@ -23,6 +23,7 @@ static const char * const wl_names[] = {
 	[PEVT_WL_SYSCALLS]	= "syscalls",
 	[PEVT_WL_PINGPONG]	= "pingpong",
 	[PEVT_WL_PHASED]	= "phased",
+	[PEVT_WL_RING]		= "ring",
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -168,7 +169,7 @@ static int parse_line(struct pctx *p, struct pevt_scenario *sc, char *line)
 	} else if (!strcmp(tok[0], "workload")) {
 		v = lookup(wl_names, ARRAY_SIZE(wl_names), tok[1]);
 		if (v < 0)
-			return fail(p, "unknown workload '%s' (spin, syscalls, pingpong, phased)", tok[1]);
+			return fail(p, "unknown workload '%s' (spin, syscalls, pingpong, phased, ring)", tok[1]);
 		sc->workload = v;
 	}
 	return 0;
@@ -280,6 +281,12 @@ static const struct {
 	  "group cpu flexible cswitch\n"
 	  "group task flexible cswitch\ngroup task flexible cpu_ns\n"
 	  "group task flexible syscalls\n" },
+	{ "ring-tasks", "name ring-tasks\nslots 2\nworkload ring\n"
+	  "group cpu flexible cswitch\n"
+	  "group task flexible cpu_ns\ngroup task flexible cpu_ns\n"
+	  "group task flexible cpu_ns\ngroup task flexible cpu_ns\n"
+	  "group task flexible syscalls\ngroup task flexible syscalls\n"
+	  "group task flexible syscalls\ngroup task flexible syscalls\n" },
 	{ "phased", "name phased\nslots 2\nworkload phased\n"
 	  "group task flexible cpu_ns\ngroup task flexible syscalls\n"
 	  "group task flexible cswitch\n" },

@@ -69,15 +69,17 @@
 #define MAX_SCEN	32
 #define MAX_IVL		8
 #define MAX_K		8
-#define MAX_TASKS	2
+#define MAX_TASKS	4
 #define MAX_SW_CFG	(MAX_K * NR_SK + 1)	/* no events, then k x scheduler */
 
 enum sched_kind { SK_STOCK, SK_CLASSIC, SK_ROTID, NR_SK };
 static const char *const sk_name[NR_SK] = { "stock", "classic", "rotid" };
 
-enum { P_STOCK_TICK, P_PEVT_TICK, P_STOCK_OUT, P_STOCK_IN, P_PEVT_SWITCH, NR_PROBES };
+enum { P_STOCK_TICK, P_PEVT_TICK, P_STOCK_OUT, P_STOCK_IN, P_PEVT_SWITCH, P_PEVT_IN,
+       NR_PROBES };
 static const char *const probe_name[NR_PROBES] = {
 	"stock_tick", "pevt_tick", "stock_sched_out", "stock_sched_in", "pevt_switch",
+	"pevt_switch_in",	/* the finish_task_switch half, if the module has it */
 };
 
 struct probe_counts {
@@ -274,17 +276,29 @@ static void __attribute__((noreturn)) task_pong(int go, int in, int out, uint64_
 	}
 }
 
+/* Tasks of a workload: pingpong is a ring of 2, ring a ring of 4. */
+static int workload_tasks(enum pevt_scen_workload kind)
+{
+	return kind == PEVT_WL_PINGPONG ? 2 : kind == PEVT_WL_RING ? MAX_TASKS : 1;
+}
+
+/*
+ * pingpong and ring: task i reads the token from pipe i - 1 and passes it
+ * on through pipe i; task 0 serves first and counts the round trips.
+ */
 static int workload_start(struct workload *w, enum pevt_scen_workload kind, int cpu)
 {
-	int ab[2], ba[2], i;
+	int ring[MAX_TASKS][2], i, j;
+	bool is_ring = kind == PEVT_WL_PINGPONG || kind == PEVT_WL_RING;
 
 	memset(w, 0, sizeof(*w));
 	w->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (w->shared == MAP_FAILED || pipe(w->go))
 		return -errno;
-	w->nr = kind == PEVT_WL_PINGPONG ? 2 : 1;
-	if (kind == PEVT_WL_PINGPONG && (pipe(ab) || pipe(ba)))
-		return -errno;
+	w->nr = workload_tasks(kind);
+	for (i = 0; is_ring && i < w->nr; i++)
+		if (pipe(ring[i]))
+			return -errno;
 	for (i = 0; i < w->nr; i++) {
 		pid_t pid = fork();
 
@@ -305,23 +319,31 @@ static int workload_start(struct workload *w, enum pevt_scen_workload kind, int 
 			case PEVT_WL_PHASED:
 				task_phased(w->go[0]);
 			case PEVT_WL_PINGPONG:
+			case PEVT_WL_RING: {
+				int in = ring[(i + w->nr - 1) % w->nr][0], out = ring[i][1];
+
+				for (j = 0; j < w->nr; j++) {
+					if (ring[j][0] != in)
+						close(ring[j][0]);
+					if (ring[j][1] != out)
+						close(ring[j][1]);
+				}
 				if (i == 0) {	/* serves first */
 					wait_go(w->go[0]);
-					if (write(ab[1], "x", 1) != 1)
+					if (write(out, "x", 1) != 1)
 						_exit(1);
-					task_pong(-1, ba[0], ab[1], &w->shared[0]);
+					task_pong(-1, in, out, &w->shared[0]);
 				}
-				task_pong(w->go[0], ab[0], ba[1], NULL);
+				task_pong(w->go[0], in, out, NULL);
+			}
 			}
 			_exit(1);
 		}
 		w->pid[i] = pid;
 	}
-	if (kind == PEVT_WL_PINGPONG) {
-		close(ab[0]);
-		close(ab[1]);
-		close(ba[0]);
-		close(ba[1]);
+	for (i = 0; is_ring && i < w->nr; i++) {
+		close(ring[i][0]);
+		close(ring[i][1]);
 	}
 	close(w->go[0]);
 	return 0;
@@ -516,7 +538,7 @@ static void scen_optimum(const struct pevt_scenario *sc, double *opt)
 {
 	static uint64_t masks[PEVT_SCEN_MAX_GROUPS][PEVT_SCEN_MAX_MEMBERS];
 	struct rot_group rg[PEVT_SCEN_MAX_GROUPS];
-	int idx[PEVT_SCEN_MAX_GROUPS], nt = sc->workload == PEVT_WL_PINGPONG ? 2 : 1;
+	int idx[PEVT_SCEN_MAX_GROUPS], nt = workload_tasks(sc->workload);
 	uint64_t all = sc->slots >= 64 ? ~0ull : (1ull << sc->slots) - 1;
 	unsigned int n = sc->slots;
 	int i, j, k, t, ng, nth;
@@ -795,7 +817,8 @@ static int run_switches(struct bench *b, const struct switch_result *cfg, int n,
 				res[c].hook_ns = (double)(p1.ns[P_STOCK_OUT] - p0.ns[P_STOCK_OUT] +
 							  p1.ns[P_STOCK_IN] - p0.ns[P_STOCK_IN]) / sw;
 			else if (sk != SK_STOCK && p1.ok[P_PEVT_SWITCH])
-				res[c].hook_ns = (double)(p1.ns[P_PEVT_SWITCH] - p0.ns[P_PEVT_SWITCH]) / sw;
+				res[c].hook_ns = (double)(p1.ns[P_PEVT_SWITCH] - p0.ns[P_PEVT_SWITCH] +
+							  p1.ns[P_PEVT_IN] - p0.ns[P_PEVT_IN]) / sw;
 			if (p1.ok[t])
 				res[c].timer_per_switch = (double)(p1.calls[t] - p0.calls[t]) / sw;
 		}

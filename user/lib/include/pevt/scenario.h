@@ -8,7 +8,7 @@
  *	name     starvation
  *	slots    2
  *	duration 3
- *	workload spin | syscalls | pingpong | phased
+ *	workload spin | syscalls | pingpong | phased | ring
  *	group    cpu|task  flexible|pinned  SRC[,SRC...]  [mask=0xN]
  *
  * SRC is a pevt_vpmu source (cpu_ns, syscalls, cswitch: one slot each) or
@@ -37,6 +37,7 @@ enum pevt_scen_workload {
 	PEVT_WL_SYSCALLS,
 	PEVT_WL_PINGPONG,
 	PEVT_WL_PHASED,
+	PEVT_WL_RING,		/* 4 tasks passing a token round a ring */
 };
 
 struct pevt_scen_group {
