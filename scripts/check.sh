@@ -83,7 +83,11 @@ for t in "$top"/build/tests/host/*; do
 	if [ $rc != 0 ] && [ $rc != 4 ] && [ "$f" = 0 ]; then
 		echo "host/$n: exited with $rc"; f=1; failures+=("host/$n: exited with $rc")
 	fi
-	while IFS= read -r l; do failures+=("host/$n: $l"); done < <(echo "$out" | grep -aE '^not ok ')
+	# each failure with the last 20 lines its test printed before it
+	while IFS= read -r l; do failures+=("host/$n: $l"); done < <(echo "$out" | awk '
+		/^(ok|not ok) / { if (/^not ok /) { for (i = 0; i < nd; i++) print "  " d[i]; print } nd = 0; next }
+		/^TAP version|^1\.\.[0-9]/ { next }
+		{ if (nd == 20) { for (i = 1; i < 20; i++) d[i - 1] = d[i]; nd = 19 } d[nd++] = substr($0, 1, 300) }')
 	echo "host/$n: $p passed, $f failed, $k skipped"
 	add "$p" "$f" "$k"
 done
