@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <pevt/hist.h>
+#include "internal/bigalloc.h"
 
 int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 {
@@ -28,8 +29,8 @@ int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 void pevt_hists__exit(struct pevt_hists *h)
 {
 	pevt_cc_arena__free(&h->arena);
-	free(h->v);
-	free(h->used);
+	pevt_big_free(h->v, h->cap * sizeof(*h->v));
+	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	memset(h, 0, sizeof(*h));
 }
 
@@ -81,30 +82,37 @@ static uint64_t key_hash(const struct pevt_hist_key *k)
 	return h ^ (h >> 33);
 }
 
+static uint32_t tag_of(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32) | 1;
+}
+
 static int grow(struct pevt_hists *h)
 {
 	size_t ncap = h->cap ? h->cap * 2 : 1024, i;
-	struct pevt_hist_entry *nv = calloc(ncap, sizeof(*nv));
-	bool *nu = calloc(ncap, sizeof(*nu));
+	struct pevt_hist_entry *nv = pevt_big_alloc(ncap * sizeof(*nv));
+	uint32_t *nu = pevt_big_alloc(ncap * sizeof(*nu));
 
 	if (!nv || !nu) {
-		free(nv);
-		free(nu);
+		pevt_big_free(nv, ncap * sizeof(*nv));
+		pevt_big_free(nu, ncap * sizeof(*nu));
 		return -ENOMEM;
 	}
 	for (i = 0; i < h->cap; i++) {
+		uint64_t hash;
 		size_t j;
 
 		if (!h->used[i])
 			continue;
-		j = key_hash(&h->v[i].k) & (ncap - 1);
+		hash = key_hash(&h->v[i].k);
+		j = hash & (ncap - 1);
 		while (nu[j])
 			j = (j + 1) & (ncap - 1);
-		nu[j] = true;
+		nu[j] = h->used[i];
 		nv[j] = h->v[i];
 	}
-	free(h->v);
-	free(h->used);
+	pevt_big_free(h->v, h->cap * sizeof(*h->v));
+	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	h->v = nv;
 	h->used = nu;
 	h->cap = ncap;
@@ -113,17 +121,21 @@ static int grow(struct pevt_hists *h)
 
 struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_hist_key *k)
 {
+	uint64_t hash;
+	uint32_t tag;
 	size_t j;
 
 	if ((h->nr + 1) * 2 > h->cap && grow(h))
 		return NULL;
-	j = key_hash(k) & (h->cap - 1);
+	hash = key_hash(k);
+	tag = tag_of(hash);
+	j = hash & (h->cap - 1);
 	while (h->used[j]) {
-		if (pevt_hist_key__equal(&h->v[j].k, k))
+		if (h->used[j] == tag && pevt_hist_key__equal(&h->v[j].k, k))
 			return &h->v[j];
 		j = (j + 1) & (h->cap - 1);
 	}
-	h->used[j] = true;
+	h->used[j] = tag;
 	memset(&h->v[j], 0, sizeof(h->v[j]));
 	h->v[j].k = *k;
 	h->nr++;
@@ -133,6 +145,18 @@ struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_
 int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 {
 	size_t i;
+
+	if (!dst->nr && !dst->cap && !dst->arena.chunks && !dst->total_period &&
+	    !dst->nr_samples && dst->nr_keys == src->nr_keys &&
+	    !memcmp(dst->keys, src->keys, sizeof(dst->keys))) {
+		/* into an empty one: the same as a copy, without one */
+		int depth_sort = dst->depth_sort;
+
+		*dst = *src;
+		dst->depth_sort = depth_sort;
+		pevt_hists__init(src, dst->keys, dst->nr_keys);
+		return 0;
+	}
 
 	for (i = 0; i < src->cap; i++) {
 		const struct pevt_hist_entry *s = &src->v[i];
@@ -172,6 +196,13 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
 			     const struct pevt_cc_entry *v, size_t n, uint64_t period)
 {
+	return pevt_hists__append_chain_n(h, e, v, n, period, 1);
+}
+
+int pevt_hists__append_chain_n(struct pevt_hists *h, struct pevt_hist_entry *e,
+			       const struct pevt_cc_entry *v, size_t n, uint64_t period,
+			       uint32_t count)
+{
 	if (!n)
 		return 0;
 	if (n > e->max_depth)
@@ -181,7 +212,7 @@ int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
 		if (!e->cc)
 			return -ENOMEM;
 	}
-	return pevt_cc__append(&h->arena, e->cc, v, n, period);
+	return pevt_cc__append_n(&h->arena, e->cc, v, n, period, count);
 }
 
 static const char *dso_name(const struct pevt_hist_entry *e)
