@@ -16,6 +16,19 @@
 #include <pevt/hist.h>
 #include "internal/bigalloc.h"
 
+/*
+ * Entries are stored densely in chunks, found through a table of
+ * (hash tag, index): a probe reads 8 bytes, the table grows without
+ * moving the entries, and a table at load <= 1/2 costs 16 bytes per
+ * entry instead of 224.
+ */
+#define HIST_CHUNK	16384
+
+static struct pevt_hist_entry *entry(const struct pevt_hists *h, size_t i)
+{
+	return &h->v[i / HIST_CHUNK][i % HIST_CHUNK];
+}
+
 int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 {
 	memset(h, 0, sizeof(*h));
@@ -28,8 +41,12 @@ int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 
 void pevt_hists__exit(struct pevt_hists *h)
 {
+	size_t i;
+
 	pevt_cc_arena__free(&h->arena);
-	pevt_big_free(h->v, h->cap * sizeof(*h->v));
+	for (i = 0; i < h->nr; i += HIST_CHUNK)
+		pevt_big_free(h->v[i / HIST_CHUNK], HIST_CHUNK * sizeof(**h->v));
+	free(h->v);
 	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	memset(h, 0, sizeof(*h));
 }
@@ -82,38 +99,24 @@ static uint64_t key_hash(const struct pevt_hist_key *k)
 	return h ^ (h >> 33);
 }
 
-static uint32_t tag_of(uint64_t hash)
-{
-	return (uint32_t)(hash >> 32) | 1;
-}
-
 static int grow(struct pevt_hists *h)
 {
 	size_t ncap = h->cap ? h->cap * 2 : 1024, i;
-	struct pevt_hist_entry *nv = pevt_big_alloc(ncap * sizeof(*nv));
-	uint32_t *nu = pevt_big_alloc(ncap * sizeof(*nu));
+	uint64_t *nu = pevt_big_alloc(ncap * sizeof(*nu));
 
-	if (!nv || !nu) {
-		pevt_big_free(nv, ncap * sizeof(*nv));
-		pevt_big_free(nu, ncap * sizeof(*nu));
+	if (!nu)
 		return -ENOMEM;
-	}
 	for (i = 0; i < h->cap; i++) {
-		uint64_t hash;
 		size_t j;
 
 		if (!h->used[i])
 			continue;
-		hash = key_hash(&h->v[i].k);
-		j = hash & (ncap - 1);
+		j = key_hash(&entry(h, (uint32_t)h->used[i] - 1)->k) & (ncap - 1);
 		while (nu[j])
 			j = (j + 1) & (ncap - 1);
 		nu[j] = h->used[i];
-		nv[j] = h->v[i];
 	}
-	pevt_big_free(h->v, h->cap * sizeof(*h->v));
 	pevt_big_free(h->used, h->cap * sizeof(*h->used));
-	h->v = nv;
 	h->used = nu;
 	h->cap = ncap;
 	return 0;
@@ -121,25 +124,37 @@ static int grow(struct pevt_hists *h)
 
 struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_hist_key *k)
 {
-	uint64_t hash;
-	uint32_t tag;
+	struct pevt_hist_entry *e;
+	uint64_t hash, tag;
 	size_t j;
 
 	if ((h->nr + 1) * 2 > h->cap && grow(h))
 		return NULL;
 	hash = key_hash(k);
-	tag = tag_of(hash);
-	j = hash & (h->cap - 1);
-	while (h->used[j]) {
-		if (h->used[j] == tag && pevt_hist_key__equal(&h->v[j].k, k))
-			return &h->v[j];
-		j = (j + 1) & (h->cap - 1);
+	tag = hash >> 32;
+	for (j = hash & (h->cap - 1); h->used[j]; j = (j + 1) & (h->cap - 1)) {
+		if (h->used[j] >> 32 != tag)
+			continue;
+		e = entry(h, (uint32_t)h->used[j] - 1);
+		if (pevt_hist_key__equal(&e->k, k))
+			return e;
 	}
-	h->used[j] = tag;
-	memset(&h->v[j], 0, sizeof(h->v[j]));
-	h->v[j].k = *k;
+	if (h->nr % HIST_CHUNK == 0) {
+		struct pevt_hist_entry **nv = realloc(h->v, (h->nr / HIST_CHUNK + 1) * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		h->v = nv;
+		h->v[h->nr / HIST_CHUNK] = pevt_big_alloc(HIST_CHUNK * sizeof(**h->v));
+		if (!h->v[h->nr / HIST_CHUNK])
+			return NULL;
+	}
+	e = entry(h, h->nr);
+	memset(e, 0, sizeof(*e));
+	e->k = *k;
+	h->used[j] = tag << 32 | (h->nr + 1);
 	h->nr++;
-	return &h->v[j];
+	return e;
 }
 
 int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
@@ -158,13 +173,11 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 		return 0;
 	}
 
-	for (i = 0; i < src->cap; i++) {
-		const struct pevt_hist_entry *s = &src->v[i];
+	for (i = 0; i < src->nr; i++) {
+		const struct pevt_hist_entry *s = entry(src, i);
 		struct pevt_hist_entry *d;
 		bool fresh;
 
-		if (!src->used[i])
-			continue;
 		fresh = false;
 		d = pevt_hists__add(dst, &s->k);
 		if (!d)
@@ -478,9 +491,8 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 		free(t);
 		return NULL;
 	}
-	for (i = 0; i < h->cap; i++)
-		if (h->used[i])
-			in[n++] = &h->v[i];
+	for (i = 0; i < h->nr; i++)
+		in[n++] = entry(h, i);
 	sort_children = children;
 	sort_h = h;
 	/*

@@ -40,8 +40,8 @@ struct pevt_hist_entry {
 };
 
 struct pevt_hists {
-	struct pevt_hist_entry *v;	/* open addressing, k.comm... */
-	uint32_t *used;			/* 0: free, else the key's hash | 1 */
+	struct pevt_hist_entry **v;	/* the entries [0, nr), in chunks (stable) */
+	uint64_t *used;			/* open addressing: hash tag << 32 | index + 1; 0: free */
 	size_t cap, nr;
 	int keys[PEVT_SORT_MAX];	/* sort order */
 	int nr_keys;
