@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include <pevt/callchain.h>
+#include "internal/bigalloc.h"
 
-#define CHUNK_NODES	16384
+/* 2 MB chunks (pevt_big_alloc()) */
+#define CHUNK_NODES	((PEVT_BIG_ALIGN - sizeof(void *)) / sizeof(struct pevt_cc_node))
 
 struct pevt_cc_chunk {
 	struct pevt_cc_chunk *next;
@@ -23,14 +25,17 @@ struct pevt_cc_chunk {
 };
 
 /*
- * Children are found through one hash table per arena, keyed by the
- * parent and the entry: (dso, symbol start) when resolved, else (dso, ip).
- * A node's children can number thousands (the callers of a kernel entry
- * point in a system-wide recording).
+ * A node's children are found in its sibling list while they are few
+ * (most nodes have one or two), else through one hash table per arena,
+ * keyed by the parent and the entry: (dso, symbol start) when resolved,
+ * else (dso, ip).  A node's children can number thousands (the callers of
+ * a kernel entry point in a system-wide recording).
  */
+#define FEW_CHILDREN	8
 struct pevt_cc_slot {
 	const struct pevt_cc_node *parent;
 	struct pevt_cc_node *child;
+	uint64_t hash;			/* slot_hash(): probed and rehashed without the child */
 };
 
 static struct pevt_cc_node *node_new(struct pevt_cc_arena *a)
@@ -38,7 +43,7 @@ static struct pevt_cc_node *node_new(struct pevt_cc_arena *a)
 	struct pevt_cc_node *n;
 
 	if (!a->chunks || a->used == CHUNK_NODES) {
-		struct pevt_cc_chunk *c = malloc(sizeof(*c));
+		struct pevt_cc_chunk *c = pevt_big_alloc(sizeof(*c));
 
 		if (!c)
 			return NULL;
@@ -46,8 +51,7 @@ static struct pevt_cc_node *node_new(struct pevt_cc_arena *a)
 		a->chunks = c;
 		a->used = 0;
 	}
-	n = &a->chunks->v[a->used++];
-	memset(n, 0, sizeof(*n));
+	n = &a->chunks->v[a->used++];	/* zeroed by mmap() */
 	return n;
 }
 
@@ -61,8 +65,7 @@ static uint64_t entry_key(const struct pevt_cc_entry *e)
 	return e->sym ? e->sym->start : e->ip;
 }
 
-static size_t slot_of(const struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
-		      const struct pevt_cc_entry *e)
+static uint64_t slot_hash(const struct pevt_cc_node *parent, const struct pevt_cc_entry *e)
 {
 	uint64_t h = (uintptr_t)parent * 0x9e3779b97f4a7c15ull;
 
@@ -71,7 +74,7 @@ static size_t slot_of(const struct pevt_cc_arena *a, const struct pevt_cc_node *
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 32;
-	return h & (a->cap - 1);
+	return h;
 }
 
 static bool entry_eq(const struct pevt_cc_entry *a, const struct pevt_cc_entry *b)
@@ -79,22 +82,30 @@ static bool entry_eq(const struct pevt_cc_entry *a, const struct pevt_cc_entry *
 	return a->dso == b->dso && !a->sym == !b->sym && entry_key(a) == entry_key(b);
 }
 
-static struct pevt_cc_node *find_child(const struct pevt_cc_arena *a,
-				       const struct pevt_cc_node *parent,
-				       const struct pevt_cc_entry *e)
+static struct pevt_cc_node *find_child_h(const struct pevt_cc_arena *a,
+					 const struct pevt_cc_node *parent,
+					 const struct pevt_cc_entry *e, uint64_t h)
 {
 	size_t i;
 
 	if (!a->cap)
 		return NULL;
-	for (i = slot_of(a, parent, e); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
-		if (a->slots[i].parent == parent && entry_eq(&a->slots[i].child->e, e))
+	for (i = h & (a->cap - 1); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
+		if (a->slots[i].hash == h && a->slots[i].parent == parent &&
+		    entry_eq(&a->slots[i].child->e, e))
 			return a->slots[i].child;
 	return NULL;
 }
 
-static int add_slot(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
-		    struct pevt_cc_node *child)
+static struct pevt_cc_node *find_child(const struct pevt_cc_arena *a,
+				       const struct pevt_cc_node *parent,
+				       const struct pevt_cc_entry *e)
+{
+	return find_child_h(a, parent, e, slot_hash(parent, e));
+}
+
+static int add_slot_h(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
+		      struct pevt_cc_node *child, uint64_t h)
 {
 	size_t i;
 
@@ -103,7 +114,7 @@ static int add_slot(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
 		size_t ocap = a->cap, j;
 
 		a->cap = a->cap ? a->cap * 2 : 4096;
-		a->slots = calloc(a->cap, sizeof(*a->slots));
+		a->slots = pevt_big_alloc(a->cap * sizeof(*a->slots));
 		if (!a->slots) {
 			a->slots = old;
 			a->cap = ocap;
@@ -112,18 +123,58 @@ static int add_slot(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
 		for (j = 0; j < ocap; j++) {
 			if (!old[j].parent)
 				continue;
-			for (i = slot_of(a, old[j].parent, &old[j].child->e); a->slots[i].parent;
+			for (i = old[j].hash & (a->cap - 1); a->slots[i].parent;
 			     i = (i + 1) & (a->cap - 1))
 				;
 			a->slots[i] = old[j];
 		}
-		free(old);
+		pevt_big_free(old, ocap * sizeof(*old));
 	}
-	for (i = slot_of(a, parent, &child->e); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
+	for (i = h & (a->cap - 1); a->slots[i].parent; i = (i + 1) & (a->cap - 1))
 		;
 	a->slots[i].parent = parent;
 	a->slots[i].child = child;
+	a->slots[i].hash = h;
 	a->nr++;
+	return 0;
+}
+
+static int add_slot(struct pevt_cc_arena *a, const struct pevt_cc_node *parent,
+		    struct pevt_cc_node *child)
+{
+	return add_slot_h(a, parent, child, slot_hash(parent, &child->e));
+}
+
+static struct pevt_cc_node *lookup(const struct pevt_cc_arena *a,
+				   const struct pevt_cc_node *parent,
+				   const struct pevt_cc_entry *e)
+{
+	struct pevt_cc_node *c;
+
+	if (parent->nr_children > FEW_CHILDREN)
+		return find_child(a, parent, e);
+	for (c = parent->child; c; c = c->next)
+		if (entry_eq(&c->e, e))
+			return c;
+	return NULL;
+}
+
+/* Make @c @parent's first child (the print order does not depend on it). */
+static int link_child(struct pevt_cc_arena *a, struct pevt_cc_node *parent,
+		      struct pevt_cc_node *c)
+{
+	struct pevt_cc_node *o;
+
+	c->next = parent->child;
+	parent->child = c;
+	parent->nr_children++;
+	if (parent->nr_children < FEW_CHILDREN + 1)
+		return 0;
+	if (parent->nr_children > FEW_CHILDREN + 1)
+		return add_slot(a, parent, c);
+	for (o = c; o; o = o->next)	/* from now on in the hash */
+		if (add_slot(a, parent, o))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -135,8 +186,9 @@ void pevt_cc_arena__splice(struct pevt_cc_arena *dst, struct pevt_cc_arena *src)
 	/* src's children stay findable (their parents moved with them) */
 	for (i = 0; i < src->cap; i++)
 		if (src->slots[i].parent)
-			add_slot(dst, src->slots[i].parent, src->slots[i].child);
-	free(src->slots);
+			add_slot_h(dst, src->slots[i].parent, src->slots[i].child,
+				   src->slots[i].hash);
+	pevt_big_free(src->slots, src->cap * sizeof(*src->slots));
 	src->slots = NULL;
 	src->cap = src->nr = 0;
 	if (!src->chunks)
@@ -160,11 +212,11 @@ void pevt_cc_arena__free(struct pevt_cc_arena *a)
 	while (a->chunks) {
 		struct pevt_cc_chunk *n = a->chunks->next;
 
-		free(a->chunks);
+		pevt_big_free(a->chunks, sizeof(*a->chunks));
 		a->chunks = n;
 	}
 	a->used = 0;
-	free(a->slots);
+	pevt_big_free(a->slots, a->cap * sizeof(*a->slots));
 	a->slots = NULL;
 	a->cap = a->nr = 0;
 }
@@ -172,30 +224,34 @@ void pevt_cc_arena__free(struct pevt_cc_arena *a)
 int pevt_cc__append(struct pevt_cc_arena *a, struct pevt_cc_node *root,
 		    const struct pevt_cc_entry *v, size_t n, uint64_t period)
 {
+	return pevt_cc__append_n(a, root, v, n, period, 1);
+}
+
+int pevt_cc__append_n(struct pevt_cc_arena *a, struct pevt_cc_node *root,
+		      const struct pevt_cc_entry *v, size_t n, uint64_t period, uint32_t count)
+{
 	struct pevt_cc_node *node = root;
 	size_t i;
 
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		struct pevt_cc_node *c = find_child(a, node, &v[i]);
+		struct pevt_cc_node *c = lookup(a, node, &v[i]);
 
 		if (!c) {
 			c = node_new(a);
 			if (!c)
 				return -ENOMEM;
 			c->e = v[i];
-			if (add_slot(a, node, c))
+			if (link_child(a, node, c))
 				return -ENOMEM;
-			c->next = node->child;
-			node->child = c;
 		}
 		node->children_hit += period;
-		node->children_count++;
+		node->children_count += count;
 		node = c;
 	}
 	node->hit += period;
-	node->count++;
+	node->count += count;
 	return 0;
 }
 
@@ -208,16 +264,13 @@ void pevt_cc__merge(struct pevt_cc_arena *a, struct pevt_cc_node *dst, struct pe
 	dst->children_hit += src->children_hit;
 	dst->children_count += src->children_count;
 	for (s = src->child; s; s = sn) {
-		struct pevt_cc_node *d = find_child(a, dst, &s->e);
+		struct pevt_cc_node *d = lookup(a, dst, &s->e);
 
 		sn = s->next;
-		if (d) {
+		if (d)
 			pevt_cc__merge(a, d, s);
-		} else {
-			s->next = dst->child;
-			dst->child = s;
-			add_slot(a, dst, s);
-		}
+		else
+			link_child(a, dst, s);
 	}
 }
 

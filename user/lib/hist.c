@@ -14,6 +14,20 @@
 #include <string.h>
 
 #include <pevt/hist.h>
+#include "internal/bigalloc.h"
+
+/*
+ * Entries are stored densely in chunks, found through a table of
+ * (hash tag, index): a probe reads 8 bytes, the table grows without
+ * moving the entries, and a table at load <= 1/2 costs 16 bytes per
+ * entry instead of 224.
+ */
+#define HIST_CHUNK	16384
+
+static struct pevt_hist_entry *entry(const struct pevt_hists *h, size_t i)
+{
+	return &h->v[i / HIST_CHUNK][i % HIST_CHUNK];
+}
 
 int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 {
@@ -27,9 +41,13 @@ int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys)
 
 void pevt_hists__exit(struct pevt_hists *h)
 {
+	size_t i;
+
 	pevt_cc_arena__free(&h->arena);
+	for (i = 0; i < h->nr; i += HIST_CHUNK)
+		pevt_big_free(h->v[i / HIST_CHUNK], HIST_CHUNK * sizeof(**h->v));
 	free(h->v);
-	free(h->used);
+	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	memset(h, 0, sizeof(*h));
 }
 
@@ -84,28 +102,21 @@ static uint64_t key_hash(const struct pevt_hist_key *k)
 static int grow(struct pevt_hists *h)
 {
 	size_t ncap = h->cap ? h->cap * 2 : 1024, i;
-	struct pevt_hist_entry *nv = calloc(ncap, sizeof(*nv));
-	bool *nu = calloc(ncap, sizeof(*nu));
+	uint64_t *nu = pevt_big_alloc(ncap * sizeof(*nu));
 
-	if (!nv || !nu) {
-		free(nv);
-		free(nu);
+	if (!nu)
 		return -ENOMEM;
-	}
 	for (i = 0; i < h->cap; i++) {
 		size_t j;
 
 		if (!h->used[i])
 			continue;
-		j = key_hash(&h->v[i].k) & (ncap - 1);
+		j = key_hash(&entry(h, (uint32_t)h->used[i] - 1)->k) & (ncap - 1);
 		while (nu[j])
 			j = (j + 1) & (ncap - 1);
-		nu[j] = true;
-		nv[j] = h->v[i];
+		nu[j] = h->used[i];
 	}
-	free(h->v);
-	free(h->used);
-	h->v = nv;
+	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	h->used = nu;
 	h->cap = ncap;
 	return 0;
@@ -113,34 +124,60 @@ static int grow(struct pevt_hists *h)
 
 struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_hist_key *k)
 {
+	struct pevt_hist_entry *e;
+	uint64_t hash, tag;
 	size_t j;
 
 	if ((h->nr + 1) * 2 > h->cap && grow(h))
 		return NULL;
-	j = key_hash(k) & (h->cap - 1);
-	while (h->used[j]) {
-		if (pevt_hist_key__equal(&h->v[j].k, k))
-			return &h->v[j];
-		j = (j + 1) & (h->cap - 1);
+	hash = key_hash(k);
+	tag = hash >> 32;
+	for (j = hash & (h->cap - 1); h->used[j]; j = (j + 1) & (h->cap - 1)) {
+		if (h->used[j] >> 32 != tag)
+			continue;
+		e = entry(h, (uint32_t)h->used[j] - 1);
+		if (pevt_hist_key__equal(&e->k, k))
+			return e;
 	}
-	h->used[j] = true;
-	memset(&h->v[j], 0, sizeof(h->v[j]));
-	h->v[j].k = *k;
+	if (h->nr % HIST_CHUNK == 0) {
+		struct pevt_hist_entry **nv = realloc(h->v, (h->nr / HIST_CHUNK + 1) * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		h->v = nv;
+		h->v[h->nr / HIST_CHUNK] = pevt_big_alloc(HIST_CHUNK * sizeof(**h->v));
+		if (!h->v[h->nr / HIST_CHUNK])
+			return NULL;
+	}
+	e = entry(h, h->nr);
+	memset(e, 0, sizeof(*e));
+	e->k = *k;
+	h->used[j] = tag << 32 | (h->nr + 1);
 	h->nr++;
-	return &h->v[j];
+	return e;
 }
 
 int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 {
 	size_t i;
 
-	for (i = 0; i < src->cap; i++) {
-		const struct pevt_hist_entry *s = &src->v[i];
+	if (!dst->nr && !dst->cap && !dst->arena.chunks && !dst->total_period &&
+	    !dst->nr_samples && dst->nr_keys == src->nr_keys &&
+	    !memcmp(dst->keys, src->keys, sizeof(dst->keys))) {
+		/* into an empty one: the same as a copy, without one */
+		int depth_sort = dst->depth_sort;
+
+		*dst = *src;
+		dst->depth_sort = depth_sort;
+		pevt_hists__init(src, dst->keys, dst->nr_keys);
+		return 0;
+	}
+
+	for (i = 0; i < src->nr; i++) {
+		const struct pevt_hist_entry *s = entry(src, i);
 		struct pevt_hist_entry *d;
 		bool fresh;
 
-		if (!src->used[i])
-			continue;
 		fresh = false;
 		d = pevt_hists__add(dst, &s->k);
 		if (!d)
@@ -172,6 +209,13 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
 			     const struct pevt_cc_entry *v, size_t n, uint64_t period)
 {
+	return pevt_hists__append_chain_n(h, e, v, n, period, 1);
+}
+
+int pevt_hists__append_chain_n(struct pevt_hists *h, struct pevt_hist_entry *e,
+			       const struct pevt_cc_entry *v, size_t n, uint64_t period,
+			       uint32_t count)
+{
 	if (!n)
 		return 0;
 	if (n > e->max_depth)
@@ -181,7 +225,7 @@ int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
 		if (!e->cc)
 			return -ENOMEM;
 	}
-	return pevt_cc__append(&h->arena, e->cc, v, n, period);
+	return pevt_cc__append_n(&h->arena, e->cc, v, n, period, count);
 }
 
 static const char *dso_name(const struct pevt_hist_entry *e)
@@ -447,9 +491,8 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 		free(t);
 		return NULL;
 	}
-	for (i = 0; i < h->cap; i++)
-		if (h->used[i])
-			in[n++] = &h->v[i];
+	for (i = 0; i < h->nr; i++)
+		in[n++] = entry(h, i);
 	sort_children = children;
 	sort_h = h;
 	/*

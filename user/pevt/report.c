@@ -37,6 +37,20 @@ struct sref {
 	struct pevt_thread *t;
 };
 
+/* Samples with equal hist keys and chains, added up (cls_add()). */
+struct cls {
+	uint64_t hash;
+	uint64_t period;
+	uint32_t count;
+	int n, evsel;
+	char level;
+	size_t off;			/* chain in the worker's pool */
+	struct pevt_thread *t;
+	const struct pevt_map *map;
+	struct pevt_hist_key k;		/* the first sample's */
+	struct pevt_hist_key mk;	/* and as compared (pevt_hists__key()) */
+};
+
 /* Second pass: one worker per contiguous slice of the samples. */
 struct worker {
 	struct report *r;
@@ -48,6 +62,14 @@ struct worker {
 	const struct pevt_map **map_of;	/* and maps */
 	struct pevt_cc_entry *rev;	/* the chain caller first, for flame */
 	struct flame flame;
+	struct cls *cls;		/* samples added up (cls_add()) */
+	size_t nr_cls;
+	uint32_t *tab;			/* class index + 1, 0: free */
+	size_t tab_cap;
+	struct pevt_cc_entry *pool;	/* the classes' chains */
+	char *pool_levels;
+	const struct pevt_map **pool_maps;
+	size_t pool_used;
 	size_t mode_cap;
 	uint64_t nr_bad;
 	uint64_t dropped;		/* stream offset given back up to */
@@ -252,23 +274,220 @@ static int flame_add(struct worker *w, const struct pevt_sample *s, int n,
 	return pevt_cc__append(&w->flame.arena, fc->root, v, n, s->period);
 }
 
+/*
+ * One sample's contribution (or @count samples' of total @period, all
+ * with the same hist keys and chain): its own entry, then with call
+ * graphs or children the chain, entries created with this sample's
+ * "first seen" fields.
+ */
+static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key *k,
+		   struct pevt_thread *t, char level, const struct pevt_map *map,
+		   const struct pevt_cc_entry *chain, const char *levels,
+		   const struct pevt_map *const *map_of, int n, uint64_t period, uint32_t count)
+{
+	struct report *r = w->r;
+	struct pevt_hist_key seen[MAX_STACK + 1];
+	struct pevt_hist_entry *e;
+	const char *comm = k->comm;
+	int32_t tid = k->tid, cpu = k->cpu;
+	int nr_seen = 0, i, err;
+
+	e = add(h, k, t, level, map);
+	if (!e)
+		return -ENOMEM;
+	e->period += period;
+	e->nr_samples += count;
+	h->total_period += period;
+	h->nr_samples += count;
+	if (r->use_children)
+		e->period_acc += period;
+	if (n <= 0 || (!r->use_children && !r->use_callchain))
+		return 0;
+	/* the sample's own entry gets the whole chain */
+	if (r->use_callchain) {
+		err = pevt_hists__append_chain_n(h, e, chain, n, period, count);
+		if (err)
+			return err;
+	}
+	if (!r->use_children)
+		return 0;
+	/*
+	 * iter_add_next_cumulative_entry(): each distinct entry of the chain
+	 * once per sample, with the rest of the chain from it on.
+	 */
+	seen[nr_seen++] = e->k;
+	for (i = 0; i < n; i++) {
+		struct pevt_hist_key ck = {
+			.comm = comm, .tid = tid, .cpu = cpu, .dso = chain[i].dso,
+			.sym = chain[i].sym, .ip = chain[i].ip,
+		};
+		int j;
+
+		pevt_hists__key(h, &ck);
+		for (j = 0; j < nr_seen; j++)
+			if (pevt_hist_key__equal(&seen[j], &ck))
+				break;
+		if (j < nr_seen)
+			continue;
+		e = add(h, &ck, t, levels[i], map_of[i]);
+		if (!e)
+			return -ENOMEM;
+		e->period_acc += period;
+		seen[nr_seen++] = e->k;
+		if (r->use_callchain) {
+			err = pevt_hists__append_chain_n(h, e, chain + i, n - i, period, count);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * With call graphs or children a sample costs a walk of its chain into
+ * the graphs (one per entry of the chain with children: quadratic in its
+ * depth).  Samples of one worker with equal hist keys and equal resolved
+ * chains do exactly the same but for their period, so they are added up
+ * in classes and each class is accounted once, in the order of its first
+ * sample, with that sample's fields: every entry and graph node is then
+ * created by the same sample, in the same order, as one by one.
+ */
+#define CLS_MAX		(1u << 16)	/* classes before a flush */
+#define CLS_POOL_MAX	(1u << 20)	/* their chain entries */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 31;
+	return h * 0xbf58476d1ce4e5b9ull;
+}
+
+static uint64_t cls_hash(int evsel, const struct pevt_hist_key *mk,
+			 const struct pevt_cc_entry *chain, int n)
+{
+	uint64_t h = mix(evsel, n);
+	int i;
+
+	h = mix(h, (uintptr_t)mk->comm);
+	h = mix(h, ((uint64_t)(uint32_t)mk->tid << 32) | (uint32_t)mk->cpu);
+	h = mix(h, (uintptr_t)mk->dso);
+	h = mix(h, (uintptr_t)mk->sym);
+	h = mix(h, mk->ip);
+	for (i = 0; i < n; i++) {
+		h = mix(h, (uintptr_t)chain[i].dso);
+		h = mix(h, chain[i].sym ? (uintptr_t)chain[i].sym : chain[i].ip);
+	}
+	return h ^ (h >> 29);
+}
+
+static bool cls_equal(const struct worker *w, const struct cls *c, uint64_t hash, int evsel,
+		      const struct pevt_hist_key *mk, const struct pevt_cc_entry *chain, int n)
+{
+	const struct pevt_cc_entry *v = w->pool + c->off;
+	int i;
+
+	if (c->hash != hash || c->evsel != evsel || c->n != n || !pevt_hist_key__equal(&c->mk, mk))
+		return false;
+	for (i = 0; i < n; i++)
+		if (v[i].dso != chain[i].dso || v[i].sym != chain[i].sym ||
+		    (!v[i].sym && v[i].ip != chain[i].ip))
+			return false;
+	return true;
+}
+
+/* Account the classes in the order of their first samples, then forget them. */
+static int cls_flush(struct worker *w)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < w->nr_cls; i++) {
+		struct cls *c = &w->cls[i];
+
+		err = account(w, &w->hists[c->evsel], &c->k, c->t, c->level, c->map,
+			      w->pool + c->off, w->pool_levels + c->off, w->pool_maps + c->off,
+			      c->n, c->period, c->count);
+		if (err)
+			return err;
+	}
+	w->nr_cls = 0;
+	w->pool_used = 0;
+	memset(w->tab, 0, w->tab_cap * sizeof(*w->tab));
+	return 0;
+}
+
+static int cls_add(struct worker *w, int evsel, struct pevt_hist_key *k, struct pevt_thread *t,
+		   char level, const struct pevt_map *map, int n, uint64_t period)
+{
+	struct pevt_hist_key mk = *k;
+	uint64_t hash;
+	struct cls *c;
+	size_t j;
+	int err;
+
+	if (n < 0)
+		n = 0;
+	pevt_hists__key(&w->hists[evsel], &mk);
+	hash = cls_hash(evsel, &mk, w->chain, n);
+	if (!w->tab) {
+		w->tab_cap = 2 * CLS_MAX;
+		w->tab = calloc(w->tab_cap, sizeof(*w->tab));
+		w->cls = malloc(CLS_MAX * sizeof(*w->cls));
+		w->pool = malloc((CLS_POOL_MAX + MAX_STACK) * sizeof(*w->pool));
+		w->pool_levels = malloc(CLS_POOL_MAX + MAX_STACK);
+		w->pool_maps = malloc((CLS_POOL_MAX + MAX_STACK) * sizeof(*w->pool_maps));
+		if (!w->tab || !w->cls || !w->pool || !w->pool_levels || !w->pool_maps)
+			return -ENOMEM;
+	}
+	for (j = hash & (w->tab_cap - 1); w->tab[j]; j = (j + 1) & (w->tab_cap - 1)) {
+		c = &w->cls[w->tab[j] - 1];
+		if (cls_equal(w, c, hash, evsel, &mk, w->chain, n)) {
+			c->period += period;
+			c->count++;
+			return 0;
+		}
+	}
+	if (w->nr_cls == CLS_MAX || w->pool_used + n > CLS_POOL_MAX) {
+		err = cls_flush(w);
+		if (err)
+			return err;
+		for (j = hash & (w->tab_cap - 1); w->tab[j]; j = (j + 1) & (w->tab_cap - 1))
+			;
+	}
+	c = &w->cls[w->nr_cls++];
+	w->tab[j] = w->nr_cls;
+	c->hash = hash;
+	c->evsel = evsel;
+	c->n = n;
+	c->k = *k;
+	c->mk = mk;
+	c->t = t;
+	c->level = level;
+	c->map = map;
+	c->period = period;
+	c->count = 1;
+	c->off = w->pool_used;
+	memcpy(w->pool + c->off, w->chain, n * sizeof(*w->pool));
+	memcpy(w->pool_levels + c->off, w->levels, n);
+	memcpy(w->pool_maps + c->off, w->map_of, n * sizeof(*w->pool_maps));
+	w->pool_used += n;
+	return 0;
+}
+
 static int process_sample(struct worker *w, const struct perf_event_header *ev,
 			  struct pevt_thread *t)
 {
 	struct report *r = w->r;
-	struct pevt_hist_key k = { 0 }, seen[MAX_STACK + 1];
+	struct pevt_hist_key k = { 0 };
 	struct pevt_sample s;
 	struct pevt_addr_loc al;
-	struct pevt_hist_entry *e;
-	struct pevt_hists *h;
-	int nr_seen = 0, n, i, err;
+	int n, err;
 	bool flame;
 
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
 		w->nr_bad++;
 		return 0;
 	}
-	h = &w->hists[s.evsel->idx];
 	pevt_machine__resolve(r->m, t, s.cpumode, s.ip, s.time, &al);
 	k.comm = pevt_thread__comm(t, s.time);
 	k.tid = s.tid;
@@ -276,15 +495,6 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 	k.dso = al.map ? al.map->dso : NULL;
 	k.sym = al.sym;
 	k.ip = al.addr;
-	e = add(h, &k, t, al.level, al.map);
-	if (!e)
-		return -ENOMEM;
-	e->period += s.period;
-	e->nr_samples++;
-	h->total_period += s.period;
-	h->nr_samples++;
-	if (r->use_children)
-		e->period_acc += s.period;
 	flame = r->flame_path && s.evsel->idx == 0;
 	n = 0;
 	if (s.nr_callchain && (r->use_children || r->use_callchain || flame)) {
@@ -297,48 +507,10 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 		if (err)
 			return err;
 	}
-	if (n <= 0 || (!r->use_children && !r->use_callchain))
-		return 0;
-	/* the sample's own entry gets the whole chain */
-	if (r->use_callchain) {
-		err = pevt_hists__append_chain(h, e, w->chain, n, s.period);
-		if (err)
-			return err;
-	}
-	if (!r->use_children)
-		return 0;
-	/*
-	 * iter_add_next_cumulative_entry(): each distinct entry of the chain
-	 * once per sample, with the rest of the chain from it on.
-	 */
-	seen[nr_seen++] = e->k;
-	for (i = 0; i < n; i++) {
-		int j;
-
-		k.dso = w->chain[i].dso;
-		k.sym = w->chain[i].sym;
-		k.ip = w->chain[i].ip;
-		k.comm = pevt_thread__comm(t, s.time);
-		k.tid = s.tid;
-		k.cpu = s.cpu;
-		pevt_hists__key(h, &k);
-		for (j = 0; j < nr_seen; j++)
-			if (pevt_hist_key__equal(&seen[j], &k))
-				break;
-		if (j < nr_seen)
-			continue;
-		e = add(h, &k, t, w->levels[i], w->map_of[i]);
-		if (!e)
-			return -ENOMEM;
-		e->period_acc += s.period;
-		seen[nr_seen++] = e->k;
-		if (r->use_callchain) {
-			err = pevt_hists__append_chain(h, e, w->chain + i, n - i, s.period);
-			if (err)
-				return err;
-		}
-	}
-	return 0;
+	if (r->use_children || r->use_callchain)
+		return cls_add(w, s.evsel->idx, &k, t, al.level, al.map, n, s.period);
+	return account(w, &w->hists[s.evsel->idx], &k, t, al.level, al.map, w->chain, w->levels,
+		       w->map_of, n, s.period, 1);
 }
 
 /*
@@ -426,6 +598,8 @@ static void *worker_run(void *arg)
 		if ((i & 4095) == 0)
 			drop_behind(w, w->r->samples[i].ev);
 	}
+	if (!w->err)
+		w->err = cls_flush(w);
 	return NULL;
 }
 
@@ -482,6 +656,11 @@ static int run_workers(struct report *r)
 		free(w[i].levels);
 		free(w[i].map_of);
 		free(w[i].rev);
+		free(w[i].cls);
+		free(w[i].tab);
+		free(w[i].pool);
+		free(w[i].pool_levels);
+		free(w[i].pool_maps);
 		if (!err)
 			err = flame__merge(&r->flame, &w[i].flame);
 		flame__exit(&w[i].flame);

@@ -33,13 +33,14 @@ struct pevt_cc_node {
 	uint32_t count, children_count;	/* the same in samples */
 	struct pevt_cc_node *child;	/* first child */
 	struct pevt_cc_node *next;	/* next sibling */
+	uint32_t nr_children;		/* more than a few: found through the arena's hash */
 };
 
 /* Node storage, freed as a whole; arenas can be spliced together. */
 struct pevt_cc_arena {
 	struct pevt_cc_chunk *chunks;
 	size_t used;			/* nodes used in the first chunk */
-	struct pevt_cc_slot *slots;	/* (parent, entry) -> child */
+	struct pevt_cc_slot *slots;	/* (parent, entry) -> child, for parents of many */
 	size_t cap, nr;
 };
 
@@ -69,6 +70,10 @@ LIBPEVT_API struct pevt_cc_node *pevt_cc__new_root(struct pevt_cc_arena *a);
 /* Add the chain @v[0..n) (in print order) with @period; n == 0 adds nothing. */
 LIBPEVT_API int pevt_cc__append(struct pevt_cc_arena *a, struct pevt_cc_node *root,
 				const struct pevt_cc_entry *v, size_t n, uint64_t period);
+/* The same for @count samples of total @period. */
+LIBPEVT_API int pevt_cc__append_n(struct pevt_cc_arena *a, struct pevt_cc_node *root,
+				  const struct pevt_cc_entry *v, size_t n, uint64_t period,
+				  uint32_t count);
 /* Merge @src into @dst; @src's nodes are reused, so @src's arena must be
  * spliced into @dst's (pevt_cc_arena__splice()). */
 LIBPEVT_API void pevt_cc__merge(struct pevt_cc_arena *a, struct pevt_cc_node *dst,

@@ -40,8 +40,8 @@ struct pevt_hist_entry {
 };
 
 struct pevt_hists {
-	struct pevt_hist_entry *v;	/* open addressing, k.comm... */
-	bool *used;
+	struct pevt_hist_entry **v;	/* the entries [0, nr), in chunks (stable) */
+	uint64_t *used;			/* open addressing: hash tag << 32 | index + 1; 0: free */
 	size_t cap, nr;
 	int keys[PEVT_SORT_MAX];	/* sort order */
 	int nr_keys;
@@ -69,6 +69,10 @@ LIBPEVT_API struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bo
 LIBPEVT_API int pevt_hists__append_chain(struct pevt_hists *h, struct pevt_hist_entry *e,
 					 const struct pevt_cc_entry *v, size_t n,
 					 uint64_t period);
+/* The same for @count samples of total @period. */
+LIBPEVT_API int pevt_hists__append_chain_n(struct pevt_hists *h, struct pevt_hist_entry *e,
+					   const struct pevt_cc_entry *v, size_t n,
+					   uint64_t period, uint32_t count);
 LIBPEVT_API bool pevt_hist_key__equal(const struct pevt_hist_key *a, const struct pevt_hist_key *b);
 
 #endif
