@@ -131,6 +131,8 @@ void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ct
  */
 static bool pevt_ctx_late_in = true;
 module_param_named(switch_in_late, pevt_ctx_late_in, bool, 0444);
+MODULE_PARM_DESC(switch_in_late,
+		 "task contexts switched in from a kprobe on finish_task_switch() like perf (Y, default), else at sched_switch; read: which is in use");
 
 /* Schedule in the context of @next, now or about to run here. */
 static void ctx_switch_in(struct pevt_cpu_context *cpuctx,

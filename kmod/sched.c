@@ -85,6 +85,8 @@ static bool sched_ready;
  */
 static bool sched_full_pass;
 module_param_named(rotid_full_pass, sched_full_pass, bool, 0644);
+MODULE_PARM_DESC(rotid_full_pass,
+		 "test knob: a rotid tick takes every flexible group off, not only those that move (default N)");
 
 struct sched_key {
 	u64	id;		/* leader's event id */

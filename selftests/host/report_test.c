@@ -69,8 +69,9 @@ static void find_pevt(void)
  * counts once; without the rows of garbage addresses outside any map, as
  * in LINES mode.  sibs.awk: how many nodes of a graph have the name of an
  * earlier sibling.
- * ties.awk: rows with the same percentages (each with its graph) in
- * sorted order.
+ * ties.awk: rows with the same first percentage (children, or self
+ * without children: perf's first sort key), each with its graph, in
+ * sorted order; without empty lines.
  */
 static const char merge_awk[] =
 	"/^#/ || /^$/ { next }\n"
@@ -88,7 +89,8 @@ static const char ties_awk[] =
 	"	for (i = 2; i <= nb; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }\n"
 	"	for (i = 1; i <= nb; i++) printf \"%s\", b[i]; nb = 0\n"
 	"}\n"
-	"/^ +[0-9]+\\.[0-9]+%/ { match($0, /^( +[0-9]+\\.[0-9]+%)+/); k = substr($0, 1, RLENGTH);\n"
+	"/^$/ { next }\n"
+	"/^ +[0-9]+\\.[0-9]+%/ { match($0, /^ +[0-9]+\\.[0-9]+%/); k = substr($0, 1, RLENGTH);\n"
 	"	if (k != key) { flush(); key = k } b[++nb] = $0 \"\\n\"; in_row = 1; next }\n"
 	"/^#/ { flush(); key = \"\"; in_row = 0; print; next }\n"
 	"{ if (in_row) b[nb] = b[nb] $0 \"\\n\"; else print }\n"
@@ -164,7 +166,8 @@ enum { EXACT, ROWS, LINES, TIES };
  * comment), nor garbage addresses (graph siblings of different DSOs with
  * equal periods come in perf's heap-address order, see
  * Documentation/report.md); TIES
- * all lines in order, but rows with equal percentages in sorted order.
+ * all lines in order, but rows with an equal first percentage in sorted
+ * order, without empty lines.
  */
 static int report_diff(const char *file, const char *args, int mode, char *log, size_t sz)
 {
