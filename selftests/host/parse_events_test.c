@@ -223,19 +223,61 @@ TEST_F(pe, modifiers)
 	PARSE("task-clock:D");
 	EXPECT_EQ(1, (int)EV(0)->attr.pinned);
 	EXPECT_EQ(0, (int)EV(0)->attr.exclude_kernel);
-	/* Group modifier: members without their own take it; D pins the leader. */
+	/*
+	 * Group modifier (as perf 6.1's evlist -v shows): members without
+	 * their own take it, members with their own also count the group's
+	 * levels; D pins the leader.
+	 */
 	PARSE("{cycles,instructions:k}:uD");
 	EXPECT_EQ(1, (int)EV(0)->attr.exclude_kernel);
 	EXPECT_EQ(0, (int)EV(0)->attr.exclude_user);
-	EXPECT_EQ(1, (int)EV(1)->attr.exclude_user);
+	EXPECT_EQ(0, (int)EV(1)->attr.exclude_user);
 	EXPECT_EQ(0, (int)EV(1)->attr.exclude_kernel);
+	EXPECT_EQ(1, (int)EV(1)->attr.exclude_hv);
 	EXPECT_EQ(1, (int)EV(0)->attr.pinned);
 	EXPECT_EQ(0, (int)EV(1)->attr.pinned);
+	/* names: as typed with the event's own modifiers, not the group's */
+	EXPECT_STREQ("cycles", EV(0)->name);
+	EXPECT_STREQ("instructions:k", EV(1)->name);
 	/* PMU events take modifiers with or without ':' */
 	PARSE("vp/syscalls/u,vp/syscalls/:k");
 	EXPECT_EQ(1, (int)EV(0)->attr.exclude_kernel);
 	EXPECT_EQ(1, (int)EV(1)->attr.exclude_user);
-	EXPECT_STREQ("vp/syscalls/", EV(0)->name);
+	EXPECT_STREQ("vp/syscalls/u", EV(0)->name);
+	EXPECT_STREQ("vp/syscalls/:k", EV(1)->name);
+}
+
+/*
+ * perf's exclude_guest: set without a modifier (no guest profiling), and
+ * with a modifier only if it has 'u' (perf 6.1 evlist -v: cpu-clock,
+ * task-clock:u have it; page-faults:k, cpu-clock:S do not); a group's
+ * 'u' sets it on every member.  Names keep the typed modifiers except
+ * for tracepoints and name= terms.
+ */
+TEST_F(pe, exclude_guest_and_names)
+{
+	PARSE("cycles,cycles:u,cycles:k,cycles:S,cycles:uk");
+	EXPECT_EQ(1, (int)EV(0)->attr.exclude_guest);
+	EXPECT_EQ(1, (int)EV(1)->attr.exclude_guest);
+	EXPECT_EQ(0, (int)EV(2)->attr.exclude_guest);
+	EXPECT_EQ(0, (int)EV(3)->attr.exclude_guest);
+	EXPECT_EQ(1, (int)EV(4)->attr.exclude_guest);
+	EXPECT_STREQ("cycles", EV(0)->name);
+	EXPECT_STREQ("cycles:u", EV(1)->name);
+	EXPECT_STREQ("cycles:k", EV(2)->name);
+	EXPECT_STREQ("cycles:S", EV(3)->name);
+	EXPECT_STREQ("cycles:uk", EV(4)->name);
+	PARSE("{cycles:k,instructions:k}:u");
+	EXPECT_EQ(1, (int)EV(0)->attr.exclude_guest);
+	EXPECT_EQ(1, (int)EV(1)->attr.exclude_guest);
+	PARSE("{cycles:k,instructions}:k");
+	EXPECT_EQ(0, (int)EV(0)->attr.exclude_guest);
+	EXPECT_EQ(1, (int)EV(1)->attr.exclude_guest);
+	PARSE("sched:sched_switch:k,vp/config=1,name=foo/u,r1a8:u");
+	EXPECT_STREQ("sched:sched_switch", EV(0)->name);
+	EXPECT_EQ(0, (int)EV(0)->attr.exclude_guest);
+	EXPECT_STREQ("foo", EV(1)->name);
+	EXPECT_STREQ("r1a8:u", EV(2)->name);
 }
 
 TEST_F(pe, pmu_terms)

@@ -602,6 +602,8 @@ static int parse_event(struct parser *p, int group, bool grouped)
 	size_t start = p->pos, len;
 	struct pevt_event_desc *d;
 	struct mods m = { 0 };
+	size_t typed_len = 0;
+	bool tp_name = false;
 	int ret;
 
 	if (p->s[p->pos] == '{')
@@ -624,6 +626,7 @@ static int parse_event(struct parser *p, int group, bool grouped)
 		ret = parse_pmu_event(p, d, start, len);
 		if (ret)
 			return ret;
+		typed_len = p->pos - start;	/* "pmu/terms/" */
 		/* perf accepts both "pmu/x/u" and "pmu/x/:u". */
 		if (p->s[p->pos] == ':')
 			p->pos++;
@@ -655,6 +658,7 @@ static int parse_event(struct parser *p, int group, bool grouped)
 				if (ret)
 					return ret;
 				tp = true;
+				tp_name = true;
 			} else {
 				p->pos = save;
 			}
@@ -677,6 +681,7 @@ static int parse_event(struct parser *p, int group, bool grouped)
 			d->name = strndup(p->s + start, len);
 			if (!d->name)
 				return -ENOMEM;
+			typed_len = len;
 		}
 		if (p->s[p->pos] == ':') {
 			p->pos++;
@@ -687,6 +692,27 @@ static int parse_event(struct parser *p, int group, bool grouped)
 	}
 	if (m.set)
 		apply_mods(&d->attr, &m);
+	/*
+	 * perf (parse-events.y, parse_events_name()) names an event by its
+	 * text as typed, modifiers included ("cpu-clock:u", "cpu/.../k"),
+	 * unless it has a name already: a tracepoint's "sys:tp", a name=
+	 * term.  Group modifiers are not part of a member's name.
+	 */
+	if (!tp_name && m.set && d->name && !strncmp(d->name, p->s + start, strlen(d->name)) &&
+	    strlen(d->name) == typed_len) {
+		char *full = strndup(p->s + start, p->pos - start);
+
+		if (!full)
+			return -ENOMEM;
+		free(d->name);
+		d->name = full;
+	}
+	/*
+	 * perf's exclude_guest: set by default (event_attr_init(), no guest
+	 * profiling), but an event's own modifier decides it: only 'u' sets
+	 * it (get_event_modifier(): "cpu-clock:k" has it clear).
+	 */
+	d->attr.exclude_guest = m.set ? m.u : 1;
 	return expect_event_end(p);
 }
 
@@ -715,13 +741,26 @@ static int parse_group(struct parser *p, int group)
 		ret = parse_mods(p, &m);
 		if (ret)
 			return ret;
-		/* A group modifier applies to members without their own. */
+		/*
+		 * A group modifier applies to every member like perf's
+		 * get_event_modifier() with the member's attr: a member
+		 * without its own takes it; one with its own also counts the
+		 * levels the group lists ("{a:k,b}:u": a counts u and k).
+		 */
 		for (i = first; i < p->evs->nr; i++) {
 			struct perf_event_attr *a = &p->evs->v[i].attr;
 			bool own = a->exclude_user || a->exclude_kernel || a->exclude_hv;
 
-			if (!own)
+			if (!own) {
 				apply_mods(a, &(struct mods){ .u = m.u, .k = m.k, .h = m.h });
+			} else {
+				a->exclude_user &= !m.u;
+				a->exclude_kernel &= !m.k;
+				a->exclude_hv &= !m.h;
+			}
+			/* perf: a group's 'u' sets every member's exclude_guest */
+			if (m.u)
+				a->exclude_guest = 1;
 		}
 		/* Only a leader can be pinned: members follow it. */
 		if (m.pinned)
