@@ -1745,13 +1745,6 @@ int do_record(int argc, char **argv)
 	if (setup_target(&r))
 		goto out;
 
-	/*
-	 * A signal ignored on entry (a background job of a script: SIGINT)
-	 * would be discarded, not queued for the signalfd; perf installs its
-	 * handlers whatever it inherited, so kill -INT finishes the file.
-	 */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
