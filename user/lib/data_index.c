@@ -30,35 +30,12 @@ static int fail(char *why, size_t len, int err, const char *fmt, ...)
 	return err;
 }
 
-void pevt_index__exit(struct pevt_index *idx)
-{
-	free(idx->e);
-	idx->e = NULL;
-	idx->hdr.nr = 0;
-}
-
-static int push(struct pevt_index *idx, size_t *cap, const struct pevt_index_entry *e)
-{
-	if (idx->hdr.nr == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct pevt_index_entry *n = realloc(idx->e, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		idx->e = n;
-		*cap = ncap;
-	}
-	idx->e[idx->hdr.nr++] = *e;
-	return 0;
-}
-
 int pevt_index__build(struct pevt_data *d, uint64_t slice_size, struct pevt_index *idx,
 		      char *why, size_t why_len)
 {
+	struct pevt_index_builder b;
 	const uint8_t *base;
 	uint64_t off, size, pos, end;
-	struct pevt_index_entry cur;
-	size_t cap = 0;
 	int err;
 
 	memset(idx, 0, sizeof(*idx));
@@ -74,53 +51,30 @@ int pevt_index__build(struct pevt_data *d, uint64_t slice_size, struct pevt_inde
 	base = pevt_data__stream_base(d, 0);
 	if (!base || pevt_data__section(d, 0, &off, &size))
 		return fail(why, why_len, -EINVAL, "no data section");
-	if (!slice_size)
-		slice_size = PEVT_INDEX_SLICE;
-	idx->hdr.magic = PEVT_INDEX_MAGIC;
-	idx->hdr.version = PEVT_INDEX_VERSION;
-	idx->hdr.entry_size = sizeof(struct pevt_index_entry);
-	idx->hdr.slice_size = slice_size;
-	idx->hdr.data_offset = off;
-	idx->hdr.data_size = size;
+	pevt_index_builder__init(&b, slice_size, off);
 	end = off + size;
-	memset(&cur, 0, sizeof(cur));
-	cur.offset = off;
-	cur.first_time = UINT64_MAX;
 	for (pos = off; pos < end;) {
 		struct perf_event_header h;
 		uint64_t t = UINT64_MAX;
 
-		if (end - pos < sizeof(h))
+		if (end - pos < sizeof(h)) {
+			pevt_index_builder__exit(&b);
 			return fail(why, why_len, -EBADMSG, "truncated record header at offset %#"
 				    PRIx64, pos);
+		}
 		memcpy(&h, base + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > end - pos)
+		if (h.size < sizeof(h) || h.size > end - pos) {
+			pevt_index_builder__exit(&b);
 			return fail(why, why_len, -EBADMSG, "bad record size %u at offset %#"
 				    PRIx64, h.size, pos);
+		}
 		if (!((uintptr_t)(base + pos) & 7) && !(h.size & 7))
 			t = pevt_data__time_of(d, (const void *)(base + pos));
-		if (t != UINT64_MAX) {
-			if (t < cur.first_time)
-				cur.first_time = t;
-			if (t > cur.last_time)
-				cur.last_time = t;
-		}
-		cur.nr_records++;
-		cur.nr_samples += h.type == PERF_RECORD_SAMPLE;
+		if (pevt_index_builder__add(&b, h.type, h.size, t))
+			break;
 		pos += h.size;
-		if (h.type == PERF_RECORD_FINISHED_ROUND && pos - cur.offset >= slice_size &&
-		    pos < end) {
-			cur.size = pos - cur.offset;
-			err = push(idx, &cap, &cur);
-			if (err)
-				return fail(why, why_len, err, "out of memory");
-			memset(&cur, 0, sizeof(cur));
-			cur.offset = pos;
-			cur.first_time = UINT64_MAX;
-		}
 	}
-	cur.size = end - cur.offset;
-	err = push(idx, &cap, &cur);
+	err = pevt_index_builder__finish(&b, size, idx);
 	if (err)
 		return fail(why, why_len, err, "out of memory");
 	return 0;
@@ -302,9 +256,11 @@ int pevt_index__write(const char *path, const struct pevt_index *idx, char *why,
 		if (!feat_set(&h, feat))
 			continue;
 		if (feat == HEADER_PEVT_INDEX) {
-			err = write_full(out, &idx->hdr, sizeof(idx->hdr));
-			if (!err)
-				err = write_full(out, idx->e, idx->hdr.nr * sizeof(*idx->e));
+			size_t len;
+			void *p = pevt_index__payload(idx, &len);
+
+			err = p ? write_full(out, p, len) : -ENOMEM;
+			free(p);
 		} else {
 			err = copy_range(in, out, secs[j].offset, secs[j].size);
 		}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include <pevt/data_index.h>
 #include <pevt/data_writer.h>
 #include "internal/lib.h"
 
@@ -54,6 +55,11 @@ struct pevt_data_writer {
 	uint64_t bytes;
 	int err;
 	const char *err_what;
+	/* set_index(): HEADER_PEVT_INDEX, built as the records go by */
+	struct pevt_index_builder *index;
+	pevt_data_writer_time_fn time_of;
+	void *time_ctx;
+	uint64_t *scratch;		/* a record that is not contiguous */
 };
 
 /* ---- growing byte buffers for feature payloads -------------------------- */
@@ -144,12 +150,120 @@ static int dw_pwrite(struct pevt_data_writer *w, const void *buf, size_t len,
 	return 0;
 }
 
+/* ---- the index (set_index()) ------------------------------------------- */
+
+#define DW_RECORD_MAX	(1 << 16)	/* a record's u16 size */
+
+/* Copy @len bytes from position (@i, @at) of @iov on. */
+static void iov_gather(void *dst, const struct iovec *iov, int cnt, int i, size_t at,
+		       size_t len)
+{
+	char *d = dst;
+
+	while (len && i < cnt) {
+		size_t n = iov[i].iov_len - at;
+
+		if (n > len)
+			n = len;
+		memcpy(d, (const char *)iov[i].iov_base + at, n);
+		d += n;
+		len -= n;
+		i++;
+		at = 0;
+	}
+}
+
+/*
+ * Index the whole records of @iov, to be written at file offset @off.
+ * Something that is not a sequence of records ends the index (finish()
+ * then writes none), not the recording.
+ */
+static void dw_index(struct pevt_data_writer *w, const struct iovec *iov, int cnt, uint64_t off)
+{
+	struct pevt_index_builder *b = w->index;
+	uint64_t left = 0;
+	size_t at = 0;
+	int i;
+
+	for (i = 0; i < cnt; i++)
+		left += iov[i].iov_len;
+	i = 0;
+	while (left && !b->err) {
+		struct perf_event_header h;
+		uint64_t t = UINT64_MAX;
+		size_t n;
+
+		while (i < cnt && at == iov[i].iov_len) {
+			i++;
+			at = 0;
+		}
+		if (left < sizeof(h)) {
+			b->err = -EBADMSG;
+			break;
+		}
+		iov_gather(&h, iov, cnt, i, at, sizeof(h));
+		if (h.size < sizeof(h) || h.size > left) {
+			b->err = -EBADMSG;
+			break;
+		}
+		/* pevt_index__build(): a record not 8-byte aligned in the file has no time */
+		if (!(off & 7) && !(h.size & 7)) {
+			const char *p = (const char *)iov[i].iov_base + at;
+			const struct perf_event_header *ev = (const void *)p;
+
+			if (iov[i].iov_len - at < h.size || ((uintptr_t)p & 7)) {
+				iov_gather(w->scratch, iov, cnt, i, at, h.size);
+				ev = (const void *)w->scratch;
+			}
+			t = w->time_of(w->time_ctx, ev);
+		}
+		pevt_index_builder__add(b, h.type, h.size, t);
+		left -= h.size;
+		off += h.size;
+		/* step over the record */
+		for (n = h.size; n;) {
+			size_t k = iov[i].iov_len - at;
+
+			if (k > n)
+				k = n;
+			at += k;
+			n -= k;
+			if (at == iov[i].iov_len && n) {
+				i++;
+				at = 0;
+			}
+		}
+	}
+}
+
+int pevt_data_writer__set_index(struct pevt_data_writer *w, uint64_t slice_size,
+				pevt_data_writer_time_fn time_of, void *ctx)
+{
+	if (!w || !time_of || !w->started || w->pipe || w->data_size || w->index)
+		return libpevt_err(-EINVAL);
+	w->index = malloc(sizeof(*w->index));
+	w->scratch = malloc(DW_RECORD_MAX);
+	if (!w->index || !w->scratch) {
+		free(w->index);
+		free(w->scratch);
+		w->index = NULL;
+		w->scratch = NULL;
+		return libpevt_err(-ENOMEM);
+	}
+	pevt_index_builder__init(w->index, slice_size, w->data_offset);
+	w->time_of = time_of;
+	w->time_ctx = ctx;
+	return 0;
+}
+
 /* Appends at the current position (pipe) or at data_offset + data_size. */
 static int dw_writev(struct pevt_data_writer *w, struct iovec *iov, int cnt,
 		     const char *what)
 {
 	if (w->err)
 		return libpevt_err(w->err);
+	if (w->index)
+		dw_index(w, iov, cnt, w->data_offset + w->data_size);
 	while (cnt > 0) {
 		ssize_t n;
 
@@ -208,6 +322,10 @@ void pevt_data_writer__delete(struct pevt_data_writer *w)
 	for (i = 0; i < HEADER_LAST_FEATURE; i++)
 		fb_free(&w->feats[i]);
 	fb_free(&w->build_ids);
+	if (w->index)
+		pevt_index_builder__exit(w->index);
+	free(w->index);
+	free(w->scratch);
 	free(w);
 }
 
@@ -884,6 +1002,22 @@ int pevt_data_writer__reserve(struct pevt_data_writer *w, size_t len, uint64_t *
 	return 0;
 }
 
+int pevt_data_writer__reservev(struct pevt_data_writer *w, const struct iovec *iov,
+			       int iovcnt, uint64_t *off)
+{
+	size_t len = 0;
+	int i, ret;
+
+	if (!w || iovcnt < 0 || (iovcnt && !iov))
+		return libpevt_err(-EINVAL);
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	ret = pevt_data_writer__reserve(w, len, off);
+	if (!ret && w->index)
+		dw_index(w, iov, iovcnt, *off);
+	return ret;
+}
+
 int pevt_data_writer__round_mark(struct pevt_data_writer *w, uint64_t *end)
 {
 	int ret;
@@ -942,6 +1076,8 @@ int pevt_data_writer__finish(struct pevt_data_writer *w)
 {
 	uint64_t features[HEADER_FEAT_BITS / 64] = { 0 };
 	struct perf_file_section *idx;
+	void *index_buf = NULL;
+	size_t index_len = 0;
 	uint64_t off;
 	int i, nr = 0, ret;
 
@@ -966,11 +1102,25 @@ int pevt_data_writer__finish(struct pevt_data_writer *w)
 		if (ret)
 			return ret;
 	}
+	if (w->index) {
+		/* The index is the last section (bit HEADER_PEVT_INDEX), as `pevt data index` puts it. */
+		struct pevt_index pi;
+
+		if (!pevt_index_builder__finish(w->index, w->data_size, &pi)) {
+			index_buf = pevt_index__payload(&pi, &index_len);
+			pevt_index__exit(&pi);
+		}
+		free(w->index);
+		w->index = NULL;
+	}
 	for (i = 1; i < HEADER_LAST_FEATURE; i++)
 		nr += w->has_feat[i];
+	nr += !!index_buf;
 	idx = calloc(nr ? nr : 1, sizeof(*idx));
-	if (!idx)
+	if (!idx) {
+		free(index_buf);
 		return libpevt_err(-ENOMEM);
+	}
 	off = w->data_offset + w->data_size + nr * sizeof(*idx);
 	ret = 0;
 	for (i = 1, nr = 0; i < HEADER_LAST_FEATURE && !ret; i++) {
@@ -982,6 +1132,14 @@ int pevt_data_writer__finish(struct pevt_data_writer *w)
 		off += w->feats[i].len;
 		nr++;
 	}
+	if (!ret && index_buf) {
+		ret = dw_pwrite(w, index_buf, index_len, off, "index section");
+		idx[nr] = (struct perf_file_section){ off, index_len };
+		features[HEADER_PEVT_INDEX / 64] |= 1ull << (HEADER_PEVT_INDEX % 64);
+		off += index_len;
+		nr++;
+	}
+	free(index_buf);
 	if (!ret)
 		ret = dw_pwrite(w, idx, nr * sizeof(*idx), w->data_offset + w->data_size,
 				"feature index");

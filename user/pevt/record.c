@@ -42,8 +42,10 @@
 #include <sys/wait.h>
 
 #include <linux/pevt.h>
+#include <pevt/data_index.h>
 #include <pevt/data_writer.h>
 #include <pevt/evsel.h>
+#include <pevt/ordered.h>
 #include <pevt/machine.h>
 #include <pevt/parse_events.h>
 
@@ -94,6 +96,8 @@ struct record_opts {
 	bool no_buildid;		/* -B */
 	int comp_level;			/* -z: zstd level, 0 = off */
 	bool overwrite;			/* --overwrite: snapshots (snapshot.c) */
+	bool no_index;			/* --no-index */
+	uint64_t index_slice;		/* --index-slice-size */
 	struct snap_switch sw;		/* --switch-output */
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
@@ -165,6 +169,7 @@ struct record {
 	struct rec_task *last_task;
 	struct rec_dso *dsos;
 	int nr_dsos;
+	struct pevt_data *idx_data;	/* the output's attrs: record times for the index */
 	ZSTD_CStream *zcs;		/* -z */
 	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
 	uint64_t raw_bytes, comp_bytes;
@@ -614,6 +619,38 @@ static int setup_drain(struct record *r)
 		return -errno;
 	}
 	return 0;
+}
+
+/* ---- the index (HEADER_PEVT_INDEX) ------------------------------------ */
+
+static uint64_t index_time_of(void *ctx, const struct perf_event_header *ev)
+{
+	return pevt_data__time_of(ctx, ev);
+}
+
+/*
+ * A regular output file gets the index `pevt data index` would write
+ * (include/pevt/data_index.h), built by the data writer as the records
+ * go out, with the times the file's reader sees: the output, opened for
+ * reading right after start() (header, ids, attrs on file), gives them.
+ */
+static void setup_index(struct record *r)
+{
+	struct stat st;
+
+	if (r->o->no_index || r->out_fd == STDOUT_FILENO || fstat(r->out_fd, &st) ||
+	    !S_ISREG(st.st_mode))
+		return;
+	r->idx_data = pevt_data__open(r->path);
+	if (!r->idx_data || !pevt_data__nr_streams(r->idx_data) ||
+	    pevt_data_writer__set_index(r->w, r->o->index_slice, index_time_of, r->idx_data)) {
+		if (!r->o->quiet)
+			p_info("%s: not indexed (%s); `pevt data index %s` can add it later",
+			       r->path, r->idx_data && pevt_data__error(r->idx_data) ?
+			       pevt_data__error(r->idx_data) : strerror(errno), r->path);
+		pevt_data__delete(r->idx_data);
+		r->idx_data = NULL;
+	}
 }
 
 /* ---- synthesized state ------------------------------------------------- */
@@ -1392,6 +1429,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
+		{ "no-index",		no_argument,		NULL, 'X' },
+		{ "index-slice-size",	required_argument,	NULL, 'I' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -1486,6 +1525,18 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'O':
 			o->overwrite = true;
+			break;
+		case 'X':
+			o->no_index = true;
+			break;
+		case 'I':
+			/* the bounds of pevt data index --slice-size */
+			if (parse_size(optarg, &o->index_slice) || o->index_slice < 4096 ||
+			    o->index_slice > (1ull << 40)) {
+				p_err("bad --index-slice-size '%s' (bytes, >= 4096; k or M suffix)",
+				      optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'S':
 			if (snapshot_parse_switch(optarg, &o->sw)) {
@@ -1776,8 +1827,10 @@ int do_record(int argc, char **argv)
 	if (setup_drain(&r))
 		goto out;
 	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
-	    pevt_data_writer__start(r.w) || synthesize(&r) ||
-	    pevt_data_writer__finished_init(r.w))
+	    pevt_data_writer__start(r.w))
+		goto write_error;
+	setup_index(&r);
+	if (synthesize(&r) || pevt_data_writer__finished_init(r.w))
 		goto write_error;
 
 	ret = start_targets(&r, err_fd);
@@ -1843,6 +1896,7 @@ out:
 		close(sfd);
 	drain__delete(r.drain);
 	pevt_data_writer__delete(r.w);
+	pevt_data__delete(r.idx_data);
 	ZSTD_freeCStream(r.zcs);
 	free(r.zbuf);
 	if (r.out_fd > STDOUT_FILENO)

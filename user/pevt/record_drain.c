@@ -496,7 +496,6 @@ int drain__submit(struct drain *d, int i, const struct iovec *iov, int n, uint64
 {
 	struct drain_buf *b = &d->bufs[i];
 	struct drain_io *io;
-	uint64_t len = iov[0].iov_len + (n > 1 ? iov[1].iov_len : 0);
 	int ret;
 
 	if (d->kind == DRAIN_WRITE) {
@@ -517,7 +516,7 @@ int drain__submit(struct drain *d, int i, const struct iovec *iov, int n, uint64
 	}
 	io = &b->q[b->tail % DRAIN_QLEN];
 	memset(io, 0, sizeof(*io));
-	ret = pevt_data_writer__reserve(d->w, len, &io->off);
+	ret = pevt_data_writer__reservev(d->w, iov, n, &io->off);
 	if (ret)
 		return ret;
 	io->end = end;

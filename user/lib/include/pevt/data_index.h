@@ -57,6 +57,42 @@ struct pevt_index {
 };
 
 /*
+ * The index as it is built, one record at a time, in file order: what
+ * pevt_index__build() does walking a file and what pevt record does while
+ * it writes one (data_writer.c), so both give the same index.
+ */
+struct pevt_index_builder {
+	struct pevt_index idx;
+	struct pevt_index_entry cur;	/* the open slice */
+	size_t cap;
+	uint64_t pos;			/* file offset after the last record */
+	int err;
+};
+
+LIBPEVT_API void pevt_index_builder__init(struct pevt_index_builder *b, uint64_t slice_size,
+					  uint64_t data_offset);
+/*
+ * The next record: @type and @size of its header, @time its time
+ * (pevt_data__time_of(), UINT64_MAX if it has none or if the record is not
+ * 8-byte aligned in the file).  0 or -ENOMEM (kept for finish()).
+ */
+LIBPEVT_API int pevt_index_builder__add(struct pevt_index_builder *b, uint32_t type,
+					uint32_t size, uint64_t time);
+/*
+ * The data section holds what was added, @data_size bytes: the index
+ * moves to @idx (free it with pevt_index__exit()).  0 or -errno (the
+ * builder is freed either way).
+ */
+LIBPEVT_API int pevt_index_builder__finish(struct pevt_index_builder *b, uint64_t data_size,
+					   struct pevt_index *idx);
+LIBPEVT_API void pevt_index_builder__exit(struct pevt_index_builder *b);
+/*
+ * The HEADER_PEVT_INDEX payload of @idx, as pevt_index__write() writes
+ * it: a malloc'd buffer of *@len bytes, or NULL.
+ */
+LIBPEVT_API void *pevt_index__payload(const struct pevt_index *idx, size_t *len);
+
+/*
  * Build the index of @d (file mode only) in memory.  0, or -errno with
  * @why (if not NULL) naming the problem.
  */

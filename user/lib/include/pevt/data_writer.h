@@ -8,6 +8,7 @@
  *	pevt_data_writer__add_attr(w, &attr, "cpu-clock", ids, nr_ids);
  *	pevt_data_writer__add_host_features(w, argc, argv);
  *	pevt_data_writer__start(w);		// header, ids, attrs (pipe: + features)
+ *	pevt_data_writer__set_index(w, 0, time_of, ctx);	// optional
  *	pevt_data_writer__write(w, rec, len);	// synthesized records
  *	pevt_data_writer__finished_init(w);
  *	while (recording) {
@@ -22,7 +23,8 @@
  * header's data.size is rewritten after every round, so a recording that
  * dies (kill -9, disk full) is a valid file ending at its last complete
  * round, just without feature sections.  finish() appends the feature
- * sections and rewrites the header once more.
+ * sections (and the index, set_index()) and rewrites the header once
+ * more.
  *
  * Pipe mode writes a perf_pipe_file_header, HEADER_ATTR and
  * HEADER_FEATURE records (the features added before start()) and then the
@@ -136,6 +138,28 @@ LIBPEVT_API int pevt_data_writer__round_mark(struct pevt_data_writer *w, uint64_
 LIBPEVT_API int pevt_data_writer__commit(struct pevt_data_writer *w, uint64_t end);
 LIBPEVT_API int pevt_data_writer__set_error(struct pevt_data_writer *w, int err,
 					    const char *what);
+
+/*
+ * reserve() for records the caller writes itself from @iov (whole
+ * records, as for writev()): the index (set_index()) takes them in.
+ */
+LIBPEVT_API int pevt_data_writer__reservev(struct pevt_data_writer *w,
+					   const struct iovec *iov, int iovcnt,
+					   uint64_t *off);
+
+/*
+ * File mode, after start() and before any data: build the
+ * HEADER_PEVT_INDEX section (include/pevt/data_index.h, slices of
+ * @slice_size bytes, 0: PEVT_INDEX_SLICE) from the records as they are
+ * written, and let finish() write it after the other feature sections:
+ * the same bytes `pevt data index` writes into the finished file.
+ * @time_of gives a record's time as the file's reader does
+ * (pevt_data__time_of()), UINT64_MAX for none; it sees whole, 8-byte
+ * aligned records only (the others have no time).
+ */
+typedef uint64_t (*pevt_data_writer_time_fn)(void *ctx, const struct perf_event_header *ev);
+LIBPEVT_API int pevt_data_writer__set_index(struct pevt_data_writer *w, uint64_t slice_size,
+					    pevt_data_writer_time_fn time_of, void *ctx);
 
 /* PERF_RECORD_FINISHED_INIT: the synthesized state is complete. */
 LIBPEVT_API int pevt_data_writer__finished_init(struct pevt_data_writer *w);
