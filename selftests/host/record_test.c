@@ -334,15 +334,21 @@ TEST_F(rec, pid_sigint)
 	out_free(&o);
 }
 
-/* kill -9: no features, but every complete round is readable. */
+/*
+ * kill -9: no features, but every complete round is readable. Without
+ * EVENT_DESC a reader names the events from their attrs: pevt report
+ * must name them as perf report does (evsel__name: cpu-clock:uH for
+ * -e cpu-clock:u, whose exclude_guest is 1).
+ */
 TEST_F(rec, killed)
 {
 	long rounds, timed;
-	struct out o;
+	struct out o, p;
 
 	self->busy = start_busy();
 	ASSERT_GT(self->busy, 0);
-	run(&o, "(%s record --drain=%s -F 1000 -p %d -o k.data & P=$!; sleep 1.5; kill -KILL $P; wait $P)",
+	run(&o, "(%s record --drain=%s -F 1000 -e cpu-clock -e cpu-clock:u -e task-clock:uk"
+	    " -p %d -o k.data & P=$!; sleep 1.5; kill -KILL $P; wait $P)",
 	    pevt_bin, variant->drain, self->busy);
 	EXPECT_EQ(128 + SIGKILL, o.status);
 	out_free(&o);
@@ -353,6 +359,12 @@ TEST_F(rec, killed)
 	out_free(&o);
 	EXPECT_EQ(0, rec_round_violations("-i k.data", &rounds, &timed));
 	EXPECT_GT(rounds, 1);
+	run(&o, "perf report --stdio -i k.data | grep 'of event'");
+	run(&p, "%s report --stdio -i k.data | grep 'of event'", pevt_bin);
+	EXPECT_NE(NULL, strstr(o.out, "'cpu-clock:uH'")) TH_LOG("%s", o.out);
+	EXPECT_STREQ(o.out, p.out);
+	out_free(&o);
+	out_free(&p);
 }
 
 /* A write error (file size limit): reported with the path; file readable. */

@@ -177,15 +177,61 @@ static const char *const sw_names[] = {
 	"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
 };
 
+/*
+ * perf's evsel__add_modifiers() (6.1): the levels counted when some are
+ * excluded, the precise level, and H/G when exclude_guest is not what the
+ * parser sets by default (1, unless a modifier or :p was given).
+ */
+static int add_modifiers(const struct perf_event_attr *a, char *bf, size_t size)
+{
+	int colon = 0, r = 0, guest_default = 0;
+
+#define MOD_PRINT(excluded, mod) do {					\
+		if (!(excluded) && (size_t)r + 2 < size) {		\
+			if (!colon)					\
+				colon = ++r;				\
+			bf[r++] = (mod);				\
+		} } while (0)
+	if (a->exclude_kernel || a->exclude_user || a->exclude_hv) {
+		MOD_PRINT(a->exclude_kernel, 'k');
+		MOD_PRINT(a->exclude_user, 'u');
+		MOD_PRINT(a->exclude_hv, 'h');
+		guest_default = 1;
+	}
+	if (a->precise_ip && (size_t)r + 5 < size) {
+		if (!colon)
+			colon = ++r;
+		r += snprintf(bf + r, size - r, "%.*s", (int)a->precise_ip, "ppp");
+		guest_default = 1;
+	}
+	if (a->exclude_host || (int)a->exclude_guest == guest_default) {
+		MOD_PRINT(a->exclude_host, 'H');
+		MOD_PRINT(a->exclude_guest, 'G');
+	}
+#undef MOD_PRINT
+	if (colon)
+		bf[colon - 1] = ':';
+	bf[r] = 0;
+	return r;
+}
+
+/* An event's name when the file has no EVENT_DESC: perf's evsel__name(). */
 static char *derive_name(const struct perf_event_attr *a)
 {
-	char buf[64];
+	char buf[96];
+	int r;
 
 	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw_names) / sizeof(hw_names[0]))
-		return strdup(hw_names[a->config]);
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
-		return strdup(sw_names[a->config]);
-	snprintf(buf, sizeof(buf), "unknown-%u:%#llx", a->type, (unsigned long long)a->config);
+		r = snprintf(buf, sizeof(buf), "%s", hw_names[a->config]);
+	else if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw_names) / sizeof(sw_names[0]))
+		r = snprintf(buf, sizeof(buf), "%s", sw_names[a->config]);
+	else if (a->type == PERF_TYPE_RAW)
+		r = snprintf(buf, sizeof(buf), "raw %#llx", (unsigned long long)a->config);
+	else {
+		snprintf(buf, sizeof(buf), "unknown-%u:%#llx", a->type, (unsigned long long)a->config);
+		return strdup(buf);
+	}
+	add_modifiers(a, buf + r, sizeof(buf) - r);
 	return strdup(buf);
 }
 
