@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,9 @@ struct rec_row {
 	char cmd[512];
 	bool seq;			/* samples carry the sequence number */
 	bool perf;			/* a Debian perf row */
+	bool z;				/* -z: the row's compressed twin */
+	bool ztwin;			/* gets a -z twin (with z yes) */
+	int base;			/* -z rows: the same recorder without -z */
 	int pages;
 	/* results */
 	int status;
@@ -178,7 +182,8 @@ static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int p
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i];
 
-		if (r->perf && r->pages == pages && !r->status && (!b || r->lost < b->lost))
+		if (r->perf && !r->z && r->pages == pages && !r->status &&
+		    (!b || r->lost < b->lost))
 			b = r;
 	}
 	return b;
@@ -198,16 +203,81 @@ static void print_ratios(const struct rec_row *rows, int nr)
 {
 	int i;
 
-	printf("\n%-22s %-22s %12s %12s\n", "pevt row", "perf's best mode", "lost ratio",
+	printf("\n%-26s %-26s %12s %12s\n", "pevt row", "perf's best mode", "lost ratio",
 	       "cpu ratio");
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i], *b;
 
 		if (r->perf || r->status || !(b = best_perf(rows, nr, r->pages)))
 			continue;
-		printf("%-22s %-22s %12.3f %12.3f\n", r->name, b->name,
+		printf("%-26s %-26s %12.3f %12.3f\n", r->name, b->name,
 		       ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
 	}
+}
+
+/* Bytes per kept sample of a row (0 when nothing was kept). */
+static double per_sample(const struct rec_row *r)
+{
+	return r->kept ? (double)r->bytes / r->kept : 0;
+}
+
+/* Compression ratio of a -z row: its twin's bytes per sample / its own. */
+static double zratio(const struct rec_row *rows, const struct rec_row *r)
+{
+	const struct rec_row *u = &rows[r->base];
+
+	return u->status || r->status ? 0 : ratio(per_sample(u), per_sample(r));
+}
+
+/* The perf -z row at @pages, when it ran. */
+static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int pages)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (rows[i].perf && rows[i].z && rows[i].pages == pages && !rows[i].status)
+			return &rows[i];
+	return NULL;
+}
+
+/*
+ * -z rows: the compression ratio (bytes per kept sample without -z over
+ * with it, same recorder, same -m), pevt's over perf's (the target: within
+ * 10%), and the loss with -z over the loss without.
+ */
+static void print_compression(const struct rec_row *rows, int nr)
+{
+	int i, any = 0;
+
+	for (i = 0; i < nr; i++) {
+		const struct rec_row *r = &rows[i], *pz;
+
+		if (!r->z)
+			continue;
+		if (!any++)
+			printf("\n%-26s %10s %10s %12s %12s\n", "-z row", "B/sample",
+			       "z ratio", "vs perf -z", "lost vs no -z");
+		if (r->status) {
+			printf("%-26s failed (exit %d)\n", r->name, r->status);
+			continue;
+		}
+		pz = perf_z(rows, nr, r->pages);
+		printf("%-26s %10.1f %10.2f ", r->name, per_sample(r), zratio(rows, r));
+		if (!r->perf && pz)
+			printf("%12.3f", ratio(zratio(rows, r), zratio(rows, pz)));
+		else
+			printf("%12s", "-");
+		printf(" %12.3f\n", ratio(r->lost, rows[r->base].lost));
+	}
+}
+
+/* ,"key":value with 4 decimals; null when infinite (x / 0, JSON has no inf). */
+static void json_num(FILE *jf, const char *key, double v)
+{
+	if (isfinite(v))
+		fprintf(jf, ",\"%s\":%.4f", key, v);
+	else
+		fprintf(jf, ",\"%s\":null", key);
 }
 
 static const char *cpuf_of(const char *dir)
@@ -221,13 +291,17 @@ static const char *cpuf_of(const char *dir)
 static int do_bench_record_help(void)
 {
 	fprintf(stderr,
-		"Usage: %s bench record [calls N] [pages P[,P...]] [drains D[,D...]] [json FILE]\n"
+		"Usage: %s bench record [calls N] [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
+		"                         [json FILE]\n"
 		"\n"
 		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
 		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
 		"(--backend stock, and pevt when /dev/pevt exists) with each --drain D\n"
 		"(default write,uring,threads), for each P (default 1,16); then each pevt\n"
 		"row's loss and CPU time as ratios to perf's best mode at the same P.\n"
+		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
+		"compression ratio next to perf's, and their loss next to the row's\n"
+		"without -z.\n"
 		"Documentation/record.md\n", bin_name);
 	return 0;
 }
@@ -239,7 +313,7 @@ int bench_record(int argc, char **argv)
 	const char *json = NULL;
 	struct rec_row rows[MAX_ROWS];
 	long n = 200000;
-	int nr = 0, i;
+	int nr = 0, i, z = 0;
 	FILE *jf = NULL;
 
 	while (argc >= 2) {
@@ -251,6 +325,8 @@ int bench_record(int argc, char **argv)
 			snprintf(drains, sizeof(drains), "%s", argv[1]);
 		else if (is_prefix(*argv, "json"))
 			json = argv[1];
+		else if (is_prefix(*argv, "z") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no")))
+			z = !strcmp(argv[1], "yes");
 		else
 			return do_bench_record_help(), -1;
 		argc -= 2;
@@ -269,7 +345,7 @@ int bench_record(int argc, char **argv)
 	for (tok = strtok_r(pages, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		static const char *const perf_modes[] = { "", " --aio", " --threads" };
 		char dl[64], *dtok, *dsave = NULL;
-		int m = atoi(tok), k;
+		int m = atoi(tok), k, first = nr;
 
 		for (k = 0; k < 3 && nr < MAX_ROWS; k++) {
 			struct rec_row *r = &rows[nr++];
@@ -280,6 +356,7 @@ int bench_record(int argc, char **argv)
 				 "perf record -q -e raw_syscalls:sys_enter -c 1 -m %d%s", m, perf_modes[k]);
 			r->seq = true;
 			r->perf = true;
+			r->ztwin = k == 0;
 			r->pages = m;
 		}
 		snprintf(dl, sizeof(dl), "%s", drains);
@@ -296,12 +373,27 @@ int bench_record(int argc, char **argv)
 					 "/proc/%d/exe record -q --backend %s --drain=%s -e raw_syscalls:sys_enter -c 1 -m %d",
 					 (int)getpid(), k ? "pevt" : "stock", dtok, m);
 				r->seq = true;
+				r->ztwin = dtok == dl;
 				r->pages = m;
 				nr++;
 			}
 		}
+		/* -z twins of perf -m P and of each backend's first drain row. */
+		for (k = first, i = nr; z && k < i && nr < MAX_ROWS; k++) {
+			struct rec_row *b = &rows[k], *r = &rows[nr];
+
+			if (!b->ztwin)
+				continue;
+			*r = *b;
+			r->z = true;
+			r->ztwin = false;
+			r->base = k;
+			snprintf(r->name, sizeof(r->name), "%s -z", b->name);
+			snprintf(r->cmd, sizeof(r->cmd), "%s -z", b->cmd);
+			nr++;
+		}
 	}
-	printf("%-22s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
+	printf("%-26s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
 	       "dups", "lost %", "MB", "MB/s", "cpu s");
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
@@ -309,12 +401,12 @@ int bench_record(int argc, char **argv)
 
 		run_row(r, i, n, dir);
 		if (r->status) {
-			printf("%-22s failed (exit %d)\n", r->name, r->status);
+			printf("%-26s failed (exit %d)\n", r->name, r->status);
 			continue;
 		}
 		if (r->seq)
 			snprintf(dups, sizeof(dups), "%" PRIu64, r->dups);
-		printf("%-22s %10" PRIu64 " %10" PRIu64 " %8s %8.3f%% %10.2f %8.1f %8.2f\n",
+		printf("%-26s %10" PRIu64 " %10" PRIu64 " %8s %8.3f%% %10.2f %8.1f %8.2f\n",
 		       r->name, r->kept, r->lost,
 		       dups,
 		       100.0 * r->lost / n, r->bytes / 1048576.0,
@@ -322,6 +414,7 @@ int bench_record(int argc, char **argv)
 		fflush(stdout);
 	}
 	print_ratios(rows, nr);
+	print_compression(rows, nr);
 	if (jf) {
 		fprintf(jf, "{\"calls\":%ld,\"rows\":[", n);
 		for (i = 0; i < nr; i++) {
@@ -337,14 +430,26 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, "null");
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
+			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
+			if (r->z) {
+				const struct rec_row *pz = perf_z(rows, nr, r->pages);
+
+				fprintf(jf, ",\"uncompressed_row\":");
+				json_str(jf, rows[r->base].name);
+				json_num(jf, "z_ratio", zratio(rows, r));
+				json_num(jf, "lost_vs_uncompressed", ratio(r->lost, rows[r->base].lost));
+				if (!r->perf && pz)
+					json_num(jf, "z_ratio_vs_perf",
+						 ratio(zratio(rows, r), zratio(rows, pz)));
+			}
 			if (!r->perf) {
 				const struct rec_row *b = best_perf(rows, nr, r->pages);
 
 				fprintf(jf, ",\"perf_best\":");
 				if (b) {
 					json_str(jf, b->name);
-					fprintf(jf, ",\"lost_ratio\":%.4f,\"cpu_ratio\":%.4f",
-						ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
+					json_num(jf, "lost_ratio", ratio(r->lost, b->lost));
+					json_num(jf, "cpu_ratio", ratio(r->cpu, b->cpu));
 				} else {
 					fprintf(jf, "null");
 				}
