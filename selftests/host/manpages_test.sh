@@ -17,11 +17,11 @@ man=$top/Documentation/man
 . "$top/selftests/host/tap.sh"
 opts_of_page() { awk -v mode=opts -f "$top/scripts/man.awk" "$1" | sort -u; }
 
-# Options of a C file: --long names from struct option, -x from getopt strings.
+# Options of C files: --long names from struct option, -x from getopt strings.
 opts_of_c() {
 	{
-		sed -nE 's/^\s*\{ "([a-z][a-z0-9-]*)",\s*(no|required|optional)_argument.*/--\1/p' "$1"
-		grep -oE 'getopt_long\([^"]*"\+?[^"]*"' "$1" | sed -E 's/.*"\+?([^"]*)"/\1/' |
+		sed -nE 's/^\s*\{ "([a-z][a-z0-9-]*)",\s*(no|required|optional)_argument.*/--\1/p' "$@"
+		grep -ohE 'getopt_long\([^"]*"\+?[^"]*"' "$@" | sed -E 's/.*"\+?([^"]*)"/\1/' |
 			tr -d ':' | fold -w1 | sed 's/^/-/'
 	} | sort -u
 }
@@ -67,7 +67,9 @@ for c in $cmds; do
 			  sed -E 's/.*"([a-z]+)".*/\1/'; } | grep -vx help | sort -u)
 		compare "bench" "$code" "$(opts_of_page "$man/pevt-bench.1.md")" ""
 	else
-		compare "$c" "$(opts_of_c "$src")" "$(opts_of_page "$man/pevt-$c.1.md")" "$pevt $c --help"
+		# a subcommand's own file too (data.c, data_repeat.c)
+		compare "$c" "$(opts_of_c "$src" $(ls "$top/user/pevt/${c}_"*.c 2>/dev/null))" \
+			"$(opts_of_page "$man/pevt-$c.1.md")" "$pevt $c --help"
 	fi
 done
 # `pevt help CMD` opens the page (installed, else the built one).

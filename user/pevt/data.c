@@ -7,6 +7,8 @@
  * writes (or with --show prints) the HEADER_PEVT_INDEX feature section
  * that lets `pevt report` read the data section in slices on many threads
  * (include/pevt/data_index.h).  Stock perf skips the section.
+ *
+ *	pevt data repeat (-n K | --size BYTES) IN OUT	(data_repeat.c)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -179,6 +181,8 @@ int do_data(int argc, char **argv)
 		return print_help("data") ? -1 : (argc < 1 ? -1 : 0);
 	if (!strcmp(argv[0], "index"))
 		return do_data_index(argc, argv);
-	p_err("unknown 'pevt data' command '%s' (index)", argv[0]);
+	if (!strcmp(argv[0], "repeat"))
+		return do_data_repeat(argc, argv);
+	p_err("unknown 'pevt data' command '%s' (index, repeat)", argv[0]);
 	return -1;
 }

@@ -58,6 +58,7 @@ int do_stat(int argc, char **argv);
 int do_record(int argc, char **argv);		/* record.c */
 int do_report(int argc, char **argv);		/* report.c */
 int do_data(int argc, char **argv);		/* data.c */
+int do_data_repeat(int argc, char **argv);	/* data_repeat.c */
 int do_list(int argc, char **argv);		/* list.c */
 
 /* Generated from Documentation/man (scripts/mkhelp.sh). */
