@@ -54,10 +54,11 @@ summary() { sed -n 's/.*(\([0-9]*\) samples, \([0-9]*\) lost) ]$/\1/p' "$1" | ta
 
 # perf's stderr has nothing but its --header hint
 quiet() { ! grep -v '^# To display the perf.data header info' "$1" | grep -q .; }
-# ... and perf's own warning about LOST records
+# ... and perf's own warnings about LOST records and LOST_SAMPLES
 quiet_lost() {
 	! grep -v -e '^# To display the perf.data header info' -e '^Warning:$' -e '^$' \
-		-e '^Processed [0-9]* events and lost [0-9]* chunks!$' -e '^Check IO/CPU overload!$' "$1" |
+		-e '^Processed [0-9]* events and lost [0-9]* chunks!$' -e '^Check IO/CPU overload!$' \
+		-e '^Processed [0-9]* samples and lost [0-9.]*%!$' "$1" |
 		grep -q .
 }
 

@@ -40,6 +40,8 @@ struct rec_row {
 	/* results */
 	int status;
 	uint64_t kept, distinct, dups, lost;
+	int64_t said_lost;		/* LOST_SAMPLES: perf report's total */
+	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
 	double wall, cpu;
 };
@@ -80,7 +82,7 @@ static int count_seq(struct rec_row *r, const char *file, long n)
 
 	if (!seen)
 		return -ENOMEM;
-	snprintf(cmd, sizeof(cmd), "perf script -F trace -i %s 2>/dev/null", file);
+	snprintf(cmd, sizeof(cmd), "perf script -F trace --show-lost-events -i %s 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p) {
 		free(seen);
@@ -90,6 +92,10 @@ static int count_seq(struct rec_row *r, const char *file, long n)
 		unsigned long long s;
 		char *q = strstr(line, "NR 110 (");
 
+		if (sscanf(line, "PERF_RECORD_LOST lost %llu", &s) == 1) {
+			r->lost_recs += s;
+			continue;
+		}
 		if (!q || sscanf(q + 8, "%llx", &s) != 1 || s >= (unsigned long long)n)
 			continue;
 		r->kept++;
@@ -104,6 +110,28 @@ static int count_seq(struct rec_row *r, const char *file, long n)
 	free(seen);
 	r->lost = n - r->distinct;
 	return 0;
+}
+
+/*
+ * The kernel's count of dropped samples (read_format LOST) as the
+ * recorder wrote it at the end (PERF_RECORD_LOST_SAMPLES): perf report's
+ * "Total Lost Samples" line, -1 when it has none.
+ */
+static int64_t said_lost(const char *file)
+{
+	char cmd[512], line[256];
+	long long v = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf report --stdio --sort cpu -g none -i %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (v < 0 && sscanf(line, "# Total Lost Samples: %lld", &v) == 1)
+			continue;
+	pclose(p);
+	return v;
 }
 
 static int count_samples(struct rec_row *r, const char *file, long n)
@@ -162,11 +190,13 @@ static void run_row(struct rec_row *r, int idx, long n, const char *dir)
 	r->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
 	/* A directory (--threads): its data files are not summed here. */
 	r->bytes = stat(file, &st) || !S_ISREG(st.st_mode) ? 0 : st.st_size;
+	r->said_lost = -1;
 	if (!r->status) {
 		if (r->seq)
 			count_seq(r, file, n);
 		else
 			count_samples(r, file, n);
+		r->said_lost = said_lost(file);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", file);
 	if (system(cmd))
@@ -393,11 +423,11 @@ int bench_record(int argc, char **argv)
 			nr++;
 		}
 	}
-	printf("%-26s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
-	       "dups", "lost %", "MB", "MB/s", "cpu s");
+	printf("%-26s %10s %10s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
+	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s");
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
-		char dups[24] = "-";
+		char dups[24] = "-", said[24] = "-", recs[24] = "-";
 
 		run_row(r, i, n, dir);
 		if (r->status) {
@@ -406,8 +436,12 @@ int bench_record(int argc, char **argv)
 		}
 		if (r->seq)
 			snprintf(dups, sizeof(dups), "%" PRIu64, r->dups);
-		printf("%-26s %10" PRIu64 " %10" PRIu64 " %8s %8.3f%% %10.2f %8.1f %8.2f\n",
-		       r->name, r->kept, r->lost,
+		if (r->said_lost >= 0)
+			snprintf(said, sizeof(said), "%" PRId64, r->said_lost);
+		if (r->seq)
+			snprintf(recs, sizeof(recs), "%" PRIu64, r->lost_recs);
+		printf("%-26s %10" PRIu64 " %10" PRIu64 " %10s %10s %8s %8.3f%% %10.2f %8.1f %8.2f\n",
+		       r->name, r->kept, r->lost, recs, said,
 		       dups,
 		       100.0 * r->lost / n, r->bytes / 1048576.0,
 		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
@@ -431,6 +465,12 @@ int bench_record(int argc, char **argv)
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
 			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
+			if (r->said_lost >= 0)
+				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->said_lost);
+			else
+				fprintf(jf, ",\"kernel_lost\":null");
+			if (r->seq)
+				fprintf(jf, ",\"lost_records_sum\":%" PRIu64, r->lost_recs);
 			if (r->z) {
 				const struct rec_row *pz = perf_z(rows, nr, r->pages);
 

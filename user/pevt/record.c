@@ -163,6 +163,8 @@ struct record {
 	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
 
 	uint64_t samples, lost, first_time, last_time;
+	uint64_t lost_samples;		/* the kernel's (LOST_SAMPLES written) */
+	bool no_read_lost;		/* kernel < 6.0: no PERF_FORMAT_LOST */
 	bool kernel_hit;
 	struct rec_task *tasks;
 	int nr_tasks;
@@ -686,6 +688,48 @@ static void setup_index(struct record *r)
 
 /* ---- synthesized state ------------------------------------------------- */
 
+/*
+ * perf record's record__read_lost_samples() (6.1): after the last pass,
+ * the kernel's count of samples each (event, cpu, thread) dropped on a
+ * full buffer (read_format LOST), as one PERF_RECORD_LOST_SAMPLES each
+ * that lost any, with the event's id in the trailer.  perf report prints
+ * their sum as "Total Lost Samples" (the LOST records it leaves out).
+ */
+static int write_lost_samples(struct record *r)
+{
+	int i, k, ret;
+
+	for (i = 0; i < r->nr_events; i++) {
+		struct rec_event *e = &r->events[i];
+
+		if (!(e->attr.read_format & PERF_FORMAT_LOST))
+			continue;
+		for (k = 0; k < r->nr_cpus * r->nr_threads; k++) {
+			struct {
+				struct perf_event_header h;
+				uint64_t lost;
+				uint64_t trailer[8];
+			} rec = { .h = { .type = PERF_RECORD_LOST_SAMPLES } };
+			struct pevt_counts c;
+			uint64_t id = 0;
+
+			if (!e->evsels[k] || pevt_evsel__read(e->evsels[k], &c, 1) < 1 || !c.lost)
+				continue;
+			rec.lost = c.lost;
+			/* trailer: TID, TIME, (CPU), (IDENTIFIER): the id last */
+			if ((r->sample_type & PERF_SAMPLE_IDENTIFIER) &&
+			    !pevt_evsel__id(e->evsels[k], &id))
+				rec.trailer[r->id_hdr_size / 8 - 1] = id;
+			rec.h.size = offsetof(typeof(rec), trailer) + r->id_hdr_size;
+			ret = pevt_data_writer__write(r->w, &rec, rec.h.size);
+			if (ret)
+				return ret;
+			r->lost_samples += c.lost;
+		}
+	}
+	return 0;
+}
+
 static int write_rec(struct record *r, void *rec, size_t len)
 {
 	/* The sample_id_all trailer of a synthesized record: zeros. */
@@ -1058,7 +1102,8 @@ static int setup_events(struct record *r)
 		a->size = sizeof(*a);
 		/* RAW, READ (:S) come after the fields account() reads. */
 		a->sample_type = st | (a->sample_type & PERF_SAMPLE_READ);
-		a->read_format = PERF_FORMAT_ID;
+		/* LOST: the kernel's drop count, for LOST_SAMPLES at the end */
+		a->read_format = PERF_FORMAT_ID | (r->no_read_lost ? 0 : PERF_FORMAT_LOST);
 		a->disabled = 1;
 		a->sample_id_all = 1;
 		/* perf record: a tracepoint's fields, on both backends. */
@@ -1137,6 +1182,12 @@ retry:
 					pevt_evsel__delete(ev);
 					e->attr.exclude_kernel = 1;
 					e->attr.exclude_hv = 1;
+					goto retry;
+				}
+				if (ret == -EINVAL && (e->attr.read_format & PERF_FORMAT_LOST)) {
+					/* before 6.0: no PERF_FORMAT_LOST (perf falls back too) */
+					pevt_evsel__delete(ev);
+					e->attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 					goto retry;
 				}
 				if (ret == -ESRCH && r->threads[t] != -1 && !r->o->argv) {
@@ -1879,6 +1930,9 @@ int do_record(int argc, char **argv)
 		ret = pass(&r, true) < 0;
 	/* Everything in flight on file (or failed) before the features or the error. */
 	if (drain__reap(r.drain, true))
+		ret = 1;
+	/* not for snapshots: a paused overwrite buffer drops by design */
+	if (!ret && !o.overwrite && write_lost_samples(&r))
 		ret = 1;
 	if (ret)
 		goto write_error;
