@@ -7,7 +7,8 @@
 # timestamps run on over the copies (the copies follow each other, each
 # span apart), SAMPLE_TIME says so; pevt report gives perf's rows on it;
 # --size picks the count; pipe data, compressed data, a killed recording
-# and garbage are refused with a message and leave no output.
+# and garbage are refused with a message and leave no output; SIGINT
+# stops it with no output and no temporary left.
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -18,7 +19,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
-N=10
+N=11
 echo "TAP version 13"
 echo "1..$N"
 workload="sh -c 'for i in \$(seq 1 8); do ls -R /usr/lib >/dev/null 2>&1; done'"
@@ -141,5 +142,18 @@ if [ $r1 != 0 ] && [ $r2 != 0 ] && [ $r3 != 0 ] && grep -q usage u1.err && [ ! -
 	ok "usage errors: no -n or --size, both, -n 0"
 else
 	cat u1.err u2.err u3.err | sed 's/^/# /'; nok "usage errors"
+fi
+# 11: SIGINT in the middle: no OUT, no temporary (at most 1 GB written)
+(ulimit -f 1048576; exec "$pevt" data repeat -n 3000 f.data i.data 2>i.err) & p=$!
+for i in $(seq 1 100); do
+	t=$(ls i.data.tmp* 2>/dev/null | head -1)
+	[ -n "$t" ] && [ "$(stat -c %s "$t" 2>/dev/null || echo 0)" -gt 20000000 ] && break
+	sleep 0.05
+done
+kill -INT $p; wait $p; ri=$?
+if [ $ri != 0 ] && [ ! -e i.data ] && [ -z "$(ls | grep tmp)" ] && grep -q interrupted i.err; then
+	ok "SIGINT: no output, no temporary ($(cat i.err))"
+else
+	echo "# exit $ri: $(cat i.err)"; ls | sed 's/^/# ls: /'; nok "SIGINT: no output, no temporary"
 fi
 exit $failed

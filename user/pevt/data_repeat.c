@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,6 +32,14 @@
 #include "main.h"
 
 #define OUT_BUF		(4u << 20)
+
+/* SIGINT/SIGTERM/SIGHUP: stop between records, remove the temporary. */
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
 
 struct repeat {
 	struct pevt_data *d;
@@ -170,6 +179,8 @@ static int copy_data(struct repeat *rp, uint64_t shift)
 		struct perf_event_header *c = (void *)rec;
 		uint64_t *slot;
 
+		if (stop_sig)
+			return -EINTR;
 		/*
 		 * perf's own records (maps, TIME_CONV, FINISHED_INIT, ...) describe
 		 * the session, once: only FINISHED_ROUND is repeated (perf script
@@ -414,6 +425,13 @@ int do_data_repeat(int argc, char **argv)
 		goto out;
 	}
 	/* a temporary next to OUT, renamed over it when complete */
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	snprintf(rp.tmp, sizeof(rp.tmp), "%s.tmpXXXXXX", rp.out);
 	rp.fd_out = mkstemp(rp.tmp);
 	rp.buf = malloc(OUT_BUF);
@@ -428,7 +446,10 @@ int do_data_repeat(int argc, char **argv)
 	if (!err && rename(rp.tmp, rp.out))
 		err = -errno;
 	if (err) {
-		p_err("%s: %s", rp.out, strerror(-err));
+		if (stop_sig)
+			p_err("%s: interrupted (%s), not written", rp.out, strsignal(stop_sig));
+		else
+			p_err("%s: %s", rp.out, strerror(-err));
 		unlink(rp.tmp);
 		err = -1;
 		goto out;
