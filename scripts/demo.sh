@@ -27,7 +27,7 @@ cmd="export PEVT_PROGRESS=$show; $(step bench-clock "pevt bench clock json /tmp/
 cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
 # The record table: perf record vs pevt record (small: 50000 calls, 2 drains).
-cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring z yes json /tmp/record.json")"
+cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring,pin z yes json /tmp/record.json")"
 # Last, a recording: its report (indented: "# " lines are progress) and
 # its flame graph (build/demo/<kernel>/demo.svg).
 # (The guest's files: busybox and the libraries under /lib, no /usr/lib.)

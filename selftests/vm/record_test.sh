@@ -19,7 +19,7 @@
 # tracepoint files are left to 6.1/6.12: the debug lane is there for the
 # module's paths, which the recordings themselves exercise.
 #
-# Every drain (--drain=write|uring|threads): a tracepoint at period 1 into
+# Every drain (--drain=write|uring|threads, and --pin-readers): a tracepoint at period 1 into
 # 1-page buffers (the kernel refills each buffer while its earlier bytes
 # are in flight: perf must read back exactly what pevt counted, rounds
 # intact), kill -9 and a full disk.
@@ -234,12 +234,14 @@ else
 	notok "$b -z: rc $rc, pevt $s samples, perf script $got"; log w.err s.err
 fi
 
-# Every drain: small buffers under back-pressure (stock backend; write and
-# uring on /dev/pevt's buffers too).
-for d in write uring threads; do
+# Every drain: small buffers under back-pressure (stock backend; write,
+# uring and pin on /dev/pevt's buffers too). pin: --pin-readers (per-CPU
+# reader threads copy the rings out; the main thread writes).
+for d in write uring threads pin; do
 	for b in stock pevt; do
 		[ $b = pevt ] && { [ $d = threads ] || [ ! -c /dev/pevt ]; } && continue
-		pevt record --drain=$d --backend $b -e raw_syscalls:sys_enter -c 1 -m 1 -o d.data -- \
+		dopt=--drain=$d; [ $d = pin ] && dopt=--pin-readers
+		pevt record $dopt --backend $b -e raw_syscalls:sys_enter -c 1 -m 1 -o d.data -- \
 			pevt bench record-loop 20000 /dev/null >w.out 2>w.err
 		rc=$?
 		s=$(summary w.err)

@@ -327,7 +327,8 @@ static int do_bench_record_help(void)
 		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
 		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
 		"(--backend stock, and pevt when /dev/pevt exists) with each --drain D\n"
-		"(default write,uring,threads), for each P (default 1,16); then each pevt\n"
+		"(default write,uring,threads,pin; pin: --pin-readers), for each P (default\n"
+		"1,16); then each pevt\n"
 		"row's loss and CPU time as ratios to perf's best mode at the same P.\n"
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
 		"compression ratio next to perf's, and their loss next to the row's\n"
@@ -338,7 +339,7 @@ static int do_bench_record_help(void)
 
 int bench_record(int argc, char **argv)
 {
-	char pages[64] = "1,16", drains[64] = "write,uring,threads", *tok, *save = NULL;
+	char pages[64] = "1,16", drains[64] = "write,uring,threads,pin", *tok, *save = NULL;
 	char dir[] = "/tmp/pevt-bench-record.XXXXXX";
 	const char *json = NULL;
 	struct rec_row rows[MAX_ROWS];
@@ -399,9 +400,12 @@ int bench_record(int argc, char **argv)
 				memset(r, 0, sizeof(*r));
 				snprintf(r->name, sizeof(r->name), "pevt %s %s -m %d",
 					 k ? "pevt" : "stock", dtok, m);
+				/* "pin": --drain=write with --pin-readers */
 				snprintf(r->cmd, sizeof(r->cmd),
-					 "/proc/%d/exe record -q --backend %s --drain=%s -e raw_syscalls:sys_enter -c 1 -m %d",
-					 (int)getpid(), k ? "pevt" : "stock", dtok, m);
+					 "/proc/%d/exe record -q --backend %s %s%s -e raw_syscalls:sys_enter -c 1 -m %d",
+					 (int)getpid(), k ? "pevt" : "stock",
+					 strcmp(dtok, "pin") ? "--drain=" : "--pin-readers",
+					 strcmp(dtok, "pin") ? dtok : "", m);
 				r->seq = true;
 				r->ztwin = dtok == dl;
 				r->pages = m;

@@ -29,6 +29,8 @@
 #include <zstd.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,7 @@ struct record_opts {
 	struct snap_switch sw;		/* --switch-output */
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
+	bool pin_readers;		/* --pin-readers */
 	char **argv;			/* workload */
 	int argc;
 };
@@ -121,7 +124,22 @@ struct rec_buf {
 	struct pevt_evsel *owner;	/* the mapped evsel */
 	struct pevt_mmap *map;
 	uint64_t bytes;
+	/*
+	 * --pin-readers: a thread on the buffer's CPU copies what the kernel
+	 * wrote into @stage and gives the ring back at once; the main thread
+	 * swaps @stage for @spare and writes it.  Both under @lock.
+	 */
+	struct record *r;
+	pthread_t reader;
+	bool reader_started;
+	pthread_mutex_t lock;
+	unsigned char *stage, *spare;
+	size_t len, cap, spare_cap;
+	int err;
 };
+
+/* --pin-readers: a buffer's staged bytes stop growing here (then the ring fills). */
+#define STAGE_MAX	(64u << 20)
 
 /* Executable mappings, to know which DSOs had samples (BUILD_ID). */
 struct rec_map {
@@ -144,6 +162,7 @@ struct record {
 	struct record_opts *o;
 	struct pevt_events *evs;
 	struct rec_event *events;
+	volatile bool readers_stop;	/* --pin-readers: the threads end */
 	int nr_events;
 	int *cpus, nr_cpus;
 	int *threads, nr_threads;	/* {-1} for CPU-wide */
@@ -527,6 +546,157 @@ static int zstd_warm_up(struct record *r)
  * the space back once the bytes are on file.  Returns bytes taken or
  * -errno.
  */
+/*
+ * --pin-readers: move what the kernel wrote into the buffer's stage and
+ * give the ring back (the caller holds b->lock).  Whole: when the stage
+ * cannot grow to take it all, nothing is taken (the kernel drops, and
+ * says so in a LOST record, as with a full ring).
+ */
+static void stage_fill(struct rec_buf *b)
+{
+	struct perf_event_mmap_page *pc = pevt_mmap__control(b->map);
+	unsigned char *data = pevt_mmap__data(b->map);
+	uint64_t size = pevt_mmap__data_size(b->map), mask = size - 1;
+	uint64_t head = pevt_mmap__read_head(b->map), tail = pc->data_tail, len = head - tail;
+
+	if (!len || b->err)
+		return;
+	if (len > size || (len & 7)) {
+		b->err = -EBADMSG;
+		return;
+	}
+	if (b->len + len > b->cap) {
+		size_t ncap = b->cap ? b->cap : 4 * size;
+		unsigned char *n;
+
+		while (ncap < b->len + len)
+			ncap *= 2;
+		if (ncap > STAGE_MAX && b->len + len <= STAGE_MAX)
+			ncap = STAGE_MAX;
+		if (ncap > STAGE_MAX || !(n = realloc(b->stage, ncap)))
+			return;
+		b->stage = n;
+		b->cap = ncap;
+	}
+	rb_copy(b->stage + b->len, data, mask, tail, len);
+	b->len += len;
+	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
+}
+
+static void *reader_run(void *arg)
+{
+	struct rec_buf *b = arg;
+	struct pollfd p = { .fd = pevt_evsel__fd(b->owner), .events = POLLIN };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(b->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!b->r->readers_stop) {
+		if (poll(&p, 1, 50) < 0 && errno != EINTR)
+			break;
+		pthread_mutex_lock(&b->lock);
+		stage_fill(b);
+		pthread_mutex_unlock(&b->lock);
+		/* Hung up: its tasks are gone; the main thread's passes take the rest. */
+		if (p.revents & (POLLHUP | POLLERR))
+			break;
+	}
+	return NULL;
+}
+
+static int start_readers(struct record *r)
+{
+	int i, err;
+
+	for (i = 0; i < r->nr_bufs; i++) {
+		struct rec_buf *b = &r->bufs[i];
+
+		b->r = r;
+		pthread_mutex_init(&b->lock, NULL);
+		err = pthread_create(&b->reader, NULL, reader_run, b);
+		if (err) {
+			p_err("--pin-readers: cannot start a reader for CPU %d: %s", b->cpu,
+			      strerror(err));
+			return -err;
+		}
+		b->reader_started = true;
+	}
+	return 0;
+}
+
+static void stop_readers(struct record *r)
+{
+	int i;
+
+	r->readers_stop = true;
+	for (i = 0; i < r->nr_bufs; i++)
+		if (r->bufs[i].reader_started) {
+			pthread_join(r->bufs[i].reader, NULL);
+			r->bufs[i].reader_started = false;
+		}
+}
+
+/* --pin-readers: the main thread's part of drain(): write what is staged. */
+static int64_t drain_staged(struct record *r, int idx, bool flush_all)
+{
+	struct rec_buf *b = &r->bufs[idx];
+	unsigned char *out;
+	uint64_t pos;
+	size_t len, cap;
+	int ret;
+
+	pthread_mutex_lock(&b->lock);
+	stage_fill(b);
+	if (b->err || !b->len || (b->len < r->o->mmap_flush && !flush_all)) {
+		ret = b->err;
+		pthread_mutex_unlock(&b->lock);
+		if (ret)
+			p_err("CPU %d buffer: head and tail inconsistent", b->cpu);
+		return ret;
+	}
+	out = b->stage;
+	len = b->len;
+	cap = b->cap;
+	b->stage = b->spare;
+	b->cap = b->spare_cap;
+	b->len = 0;
+	b->spare = out;
+	b->spare_cap = cap;
+	pthread_mutex_unlock(&b->lock);
+	for (pos = 0; pos < len;) {
+		struct perf_event_header h;
+
+		memcpy(&h, out + pos, sizeof(h));
+		if (h.size < sizeof(h) || (h.size & 7) || pos + h.size > len) {
+			p_err("CPU %d buffer: bad record size %u at %" PRIu64, b->cpu, h.size, pos);
+			return -EBADMSG;
+		}
+		account(r, out, UINT64_MAX, pos, &h);
+		pos += h.size;
+	}
+	if (!r->zcs) {
+		ret = pevt_data_writer__write(r->w, out, len);
+	} else {
+		/*
+		 * -z: at most one ring's worth per call, so that no
+		 * COMPRESSED record decompresses to more than the mmap_len
+		 * the COMPRESSED feature announces (perf's buffer for it).
+		 */
+		uint64_t ring = pevt_mmap__data_size(b->map), from = 0, at = 0;
+
+		for (ret = 0; !ret && at < len; from = at) {
+			while (at < len && at - from + ((struct perf_event_header *)(out + at))->size <= ring)
+				at += ((struct perf_event_header *)(out + at))->size;
+			ret = write_compressed(r, out + from, at - from);
+		}
+	}
+	if (ret)
+		return ret;
+	b->bytes += len;
+	return len;
+}
+
 static int64_t drain(struct record *r, int idx, bool flush_all)
 {
 	struct rec_buf *b = &r->bufs[idx];
@@ -538,6 +708,8 @@ static int64_t drain(struct record *r, int idx, bool flush_all)
 	struct iovec iov[2];
 	int n = 1, ret;
 
+	if (r->o->pin_readers)
+		return drain_staged(r, idx, flush_all);
 	if (!len)
 		return 0;
 	if (head - pc->data_tail > size || (len & 7)) {
@@ -1508,6 +1680,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "no-buildid",		no_argument,		NULL, 'B' },
 		{ "compression-level",	optional_argument,	NULL, 'z' },
 		{ "drain",		required_argument,	NULL, 'D' },
+		{ "pin-readers",	no_argument,		NULL, 'P' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
@@ -1587,6 +1760,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'P':
+			o->pin_readers = true;
+			break;
 		case 'i':
 			o->no_inherit = true;
 			break;
@@ -1659,6 +1835,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("--overwrite writes uncompressed files: no -o - or -z");
 		return -EINVAL;
 	}
+	if (o->pin_readers && (o->overwrite || o->drain != DRAIN_WRITE)) {
+		p_err("--pin-readers copies buffers out as they fill: not with --overwrite, "
+		      "and its writes are --drain=write's");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1688,6 +1869,11 @@ static void free_record(struct record *r)
 {
 	int i;
 
+	stop_readers(r);	/* an error after they started */
+	for (i = 0; r->bufs && i < r->nr_bufs; i++) {
+		free(r->bufs[i].stage);
+		free(r->bufs[i].spare);
+	}
 	for (i = 0; i < r->nr_tasks; i++)
 		free(r->tasks[i].maps);
 	free(r->tasks);
@@ -1924,7 +2110,12 @@ int do_record(int argc, char **argv)
 		goto out;
 	}
 
+	if (o.pin_readers && start_readers(&r)) {
+		code = 1;
+		goto out;
+	}
 	ret = record_loop(&r, sfd);
+	stop_readers(&r);
 	for_each_evsel(&r, pevt_evsel__disable, true);
 	if (!ret)
 		ret = pass(&r, true) < 0;
