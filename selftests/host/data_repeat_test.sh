@@ -85,15 +85,17 @@ fi
 
 # 6: pevt report on the repeated file gives perf's rows (as a set: with
 # call graphs, rows of garbage addresses with equal percentages come in
-# perf's heap-address order, Documentation/report.md) and its own rows of
-# the original file, in order
+# perf's heap-address order; the graphs under them are left to
+# report_test, perf splits call graph nodes where libc has no symbols,
+# Documentation/report.md) and its whole output of the original file
 ok6=1
+hist() { grep -E '^ +[0-9]+\.[0-9]+%' | sort; }
 for mode in "--no-children -g none" "--no-children -g none --sort pid" ""; do
-	"$perf" report --stdio $mode -i r.data 2>/dev/null | rows | sort > p.txt
+	"$perf" report --stdio $mode -i r.data 2>/dev/null | hist > p.txt
 	"$pevt" report --stdio $mode -i r.data 2>q.err | rows > q.txt
 	"$pevt" report --stdio $mode -i f.data 2>/dev/null | rows > q1.txt
-	if ! sort q.txt | cmp -s p.txt - || ! cmp -s q.txt q1.txt || [ -s q.err ]; then
-		echo "# mode '$mode':"; sort q.txt | diff p.txt - | head -4 | sed 's/^/# /'
+	if ! hist < q.txt | cmp -s p.txt - || ! cmp -s q.txt q1.txt || [ -s q.err ]; then
+		echo "# mode '$mode':"; hist < q.txt | diff p.txt - | head -4 | sed 's/^/# /'
 		diff q1.txt q.txt | head -4 | sed 's/^/# orig: /'; sed 's/^/# err: /' q.err | head -3
 		ok6=0
 	fi
