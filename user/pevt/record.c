@@ -182,8 +182,6 @@ struct record {
 	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
 
 	uint64_t samples, lost, first_time, last_time;
-	uint64_t lost_samples;		/* the kernel's (LOST_SAMPLES written) */
-	bool no_read_lost;		/* kernel < 6.0: no PERF_FORMAT_LOST */
 	bool kernel_hit;
 	struct rec_task *tasks;
 	int nr_tasks;
@@ -524,6 +522,30 @@ static int write_compressed(struct record *r, const void *src, size_t len)
 }
 
 /*
+ * Check and account the records in [@from, @to) of @data (a ring with
+ * @mask, or a linear copy with mask UINT64_MAX).  Returns 0 or -EBADMSG.
+ */
+static int account_records(struct record *r, const struct rec_buf *b,
+			   const unsigned char *data, uint64_t mask, uint64_t from, uint64_t to)
+{
+	uint64_t pos;
+
+	for (pos = from; pos < to;) {
+		struct perf_event_header h;
+
+		memcpy(&h, data + (pos & mask), sizeof(h));
+		if (h.size < sizeof(h) || (h.size & 7) || pos + h.size > to) {
+			p_err("CPU %d buffer: bad record size %u at %" PRIu64,
+			      b->cpu, h.size, pos);
+			return -EBADMSG;
+		}
+		account(r, data, mask, pos, &h);
+		pos += h.size;
+	}
+	return 0;
+}
+
+/*
  * zstd allocates and clears its tables on the first compression: do it
  * before the workload runs (a first drain of the recording that took it
  * lost the 30-250 samples behind it at -m 4), then drop the session.
@@ -540,12 +562,6 @@ static int zstd_warm_up(struct record *r)
 	return ZSTD_isError(ZSTD_CCtx_reset(r->zcs, ZSTD_reset_session_only)) ? -EIO : 0;
 }
 
-/*
- * Take what a buffer holds, [read position, head), and hand it to the
- * drain straight from the mapping (one or two iovecs); the drain gives
- * the space back once the bytes are on file.  Returns bytes taken or
- * -errno.
- */
 /*
  * --pin-readers: move what the kernel wrote into the buffer's stage and
  * give the ring back (the caller holds b->lock).  Whole: when the stage
@@ -642,7 +658,6 @@ static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 {
 	struct rec_buf *b = &r->bufs[idx];
 	unsigned char *out;
-	uint64_t pos;
 	size_t len, cap;
 	int ret;
 
@@ -664,17 +679,9 @@ static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 	b->spare = out;
 	b->spare_cap = cap;
 	pthread_mutex_unlock(&b->lock);
-	for (pos = 0; pos < len;) {
-		struct perf_event_header h;
-
-		memcpy(&h, out + pos, sizeof(h));
-		if (h.size < sizeof(h) || (h.size & 7) || pos + h.size > len) {
-			p_err("CPU %d buffer: bad record size %u at %" PRIu64, b->cpu, h.size, pos);
-			return -EBADMSG;
-		}
-		account(r, out, UINT64_MAX, pos, &h);
-		pos += h.size;
-	}
+	ret = account_records(r, b, out, UINT64_MAX, 0, len);
+	if (ret)
+		return ret;
 	if (!r->zcs) {
 		ret = pevt_data_writer__write(r->w, out, len);
 	} else {
@@ -683,11 +690,12 @@ static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 		 * COMPRESSED record decompresses to more than the mmap_len
 		 * the COMPRESSED feature announces (perf's buffer for it).
 		 */
-		uint64_t ring = pevt_mmap__data_size(b->map), from = 0, at = 0;
+		uint64_t ring = pevt_mmap__data_size(b->map), from = 0, at = 0, size;
 
 		for (ret = 0; !ret && at < len; from = at) {
-			while (at < len && at - from + ((struct perf_event_header *)(out + at))->size <= ring)
-				at += ((struct perf_event_header *)(out + at))->size;
+			while (at < len &&
+			       at - from + (size = ((struct perf_event_header *)(out + at))->size) <= ring)
+				at += size;
 			ret = write_compressed(r, out + from, at - from);
 		}
 	}
@@ -697,6 +705,12 @@ static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 	return len;
 }
 
+/*
+ * Take what a buffer holds, [read position, head), and hand it to the
+ * drain straight from the mapping (one or two iovecs); the drain gives
+ * the space back once the bytes are on file.  Returns bytes taken or
+ * -errno.
+ */
 static int64_t drain(struct record *r, int idx, bool flush_all)
 {
 	struct rec_buf *b = &r->bufs[idx];
@@ -704,12 +718,10 @@ static int64_t drain(struct record *r, int idx, bool flush_all)
 	unsigned char *data = pevt_mmap__data(b->map);
 	uint64_t size = pevt_mmap__data_size(b->map), mask = size - 1;
 	uint64_t head = pevt_mmap__read_head(b->map);
-	uint64_t tail = drain__read_pos(r->drain, idx), pos, len = head - tail;
+	uint64_t tail = drain__read_pos(r->drain, idx), len = head - tail;
 	struct iovec iov[2];
 	int n = 1, ret;
 
-	if (r->o->pin_readers)
-		return drain_staged(r, idx, flush_all);
 	if (!len)
 		return 0;
 	if (head - pc->data_tail > size || (len & 7)) {
@@ -719,18 +731,9 @@ static int64_t drain(struct record *r, int idx, bool flush_all)
 	}
 	if (len < r->o->mmap_flush && !flush_all)
 		return 0;
-	for (pos = tail; pos < head;) {
-		struct perf_event_header h;
-
-		memcpy(&h, data + (pos & mask), sizeof(h));
-		if (h.size < sizeof(h) || (h.size & 7) || pos + h.size > head) {
-			p_err("CPU %d buffer: bad record size %u at %" PRIu64,
-			      b->cpu, h.size, pos);
-			return -EBADMSG;
-		}
-		account(r, data, mask, pos, &h);
-		pos += h.size;
-	}
+	ret = account_records(r, b, data, mask, tail, head);
+	if (ret)
+		return ret;
 	iov[0].iov_base = data + (tail & mask);
 	iov[0].iov_len = len;
 	if ((tail & mask) + len > size) {
@@ -774,7 +777,7 @@ static int64_t pass(struct record *r, bool flush_all)
 	bool mark;
 
 	for (i = 0; i < r->nr_bufs; i++) {
-		n = drain(r, i, flush_all);
+		n = r->o->pin_readers ? drain_staged(r, i, flush_all) : drain(r, i, flush_all);
 		if (n < 0)
 			return n;
 		total += n;
@@ -896,7 +899,6 @@ static int write_lost_samples(struct record *r)
 			ret = pevt_data_writer__write(r->w, &rec, rec.h.size);
 			if (ret)
 				return ret;
-			r->lost_samples += c.lost;
 		}
 	}
 	return 0;
@@ -1275,7 +1277,7 @@ static int setup_events(struct record *r)
 		/* RAW, READ (:S) come after the fields account() reads. */
 		a->sample_type = st | (a->sample_type & PERF_SAMPLE_READ);
 		/* LOST: the kernel's drop count, for LOST_SAMPLES at the end */
-		a->read_format = PERF_FORMAT_ID | (r->no_read_lost ? 0 : PERF_FORMAT_LOST);
+		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 		a->disabled = 1;
 		a->sample_id_all = 1;
 		/* perf record: a tracepoint's fields, on both backends. */
