@@ -40,7 +40,7 @@ struct rec_row {
 	/* results */
 	int status;
 	uint64_t kept, distinct, dups, lost;
-	int64_t said_lost;		/* LOST_SAMPLES: perf report's total */
+	int64_t kernel_lost;		/* LOST_SAMPLES: perf report's total */
 	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
 	double wall, cpu;
@@ -117,7 +117,7 @@ static int count_seq(struct rec_row *r, const char *file, long n)
  * recorder wrote it at the end (PERF_RECORD_LOST_SAMPLES): perf report's
  * "Total Lost Samples" line, -1 when it has none.
  */
-static int64_t said_lost(const char *file)
+static int64_t kernel_lost_of(const char *file)
 {
 	char cmd[512], line[256];
 	long long v = -1;
@@ -190,13 +190,13 @@ static void run_row(struct rec_row *r, int idx, long n, const char *dir)
 	r->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
 	/* A directory (--threads): its data files are not summed here. */
 	r->bytes = stat(file, &st) || !S_ISREG(st.st_mode) ? 0 : st.st_size;
-	r->said_lost = -1;
+	r->kernel_lost = -1;
 	if (!r->status) {
 		if (r->seq)
 			count_seq(r, file, n);
 		else
 			count_samples(r, file, n);
-		r->said_lost = said_lost(file);
+		r->kernel_lost = kernel_lost_of(file);
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", file);
 	if (system(cmd))
@@ -327,9 +327,9 @@ static int do_bench_record_help(void)
 		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
 		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
 		"(--backend stock, and pevt when /dev/pevt exists) with each --drain D\n"
-		"(default write,uring,threads,pin; pin: --pin-readers), for each P (default\n"
-		"1,16); then each pevt\n"
-		"row's loss and CPU time as ratios to perf's best mode at the same P.\n"
+		"(default write,uring,threads,pin; pin: --pin-readers), for each P\n"
+		"(default 1,16); then each pevt row's loss and CPU time as ratios to\n"
+		"perf's best mode at the same P.\n"
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
 		"compression ratio next to perf's, and their loss next to the row's\n"
 		"without -z.\n"
@@ -431,7 +431,7 @@ int bench_record(int argc, char **argv)
 	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s");
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
-		char dups[24] = "-", said[24] = "-", recs[24] = "-";
+		char dups[24] = "-", kern[24] = "-", recs[24] = "-";
 
 		run_row(r, i, n, dir);
 		if (r->status) {
@@ -440,12 +440,12 @@ int bench_record(int argc, char **argv)
 		}
 		if (r->seq)
 			snprintf(dups, sizeof(dups), "%" PRIu64, r->dups);
-		if (r->said_lost >= 0)
-			snprintf(said, sizeof(said), "%" PRId64, r->said_lost);
+		if (r->kernel_lost >= 0)
+			snprintf(kern, sizeof(kern), "%" PRId64, r->kernel_lost);
 		if (r->seq)
 			snprintf(recs, sizeof(recs), "%" PRIu64, r->lost_recs);
 		printf("%-26s %10" PRIu64 " %10" PRIu64 " %10s %10s %8s %8.3f%% %10.2f %8.1f %8.2f\n",
-		       r->name, r->kept, r->lost, recs, said,
+		       r->name, r->kept, r->lost, recs, kern,
 		       dups,
 		       100.0 * r->lost / n, r->bytes / 1048576.0,
 		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
@@ -469,8 +469,8 @@ int bench_record(int argc, char **argv)
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
 			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
-			if (r->said_lost >= 0)
-				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->said_lost);
+			if (r->kernel_lost >= 0)
+				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->kernel_lost);
 			else
 				fprintf(jf, ",\"kernel_lost\":null");
 			if (r->seq)
