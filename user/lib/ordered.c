@@ -16,6 +16,7 @@ struct qent {
 
 struct queue {
 	struct qent *v;
+	struct qent *tmp;		/* merge buffer of sort_runs(), cap entries */
 	size_t nr, cap;
 	size_t bytes;
 };
@@ -79,6 +80,10 @@ static int qpush(struct oe *o, struct queue *q, const struct pevt_data_rec *r, u
 		if (!n)
 			return -ENOMEM;
 		q->v = n;
+		n = realloc(q->tmp, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		q->tmp = n;
 		q->cap = ncap;
 	}
 	e = &q->v[q->nr];
@@ -114,6 +119,57 @@ static int cmp_qent(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static inline bool qent_less(const struct qent *x, const struct qent *y)
+{
+	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+
+/*
+ * A round's queue is a few sorted runs: what the last flush left (sorted),
+ * then each CPU buffer's records, in time order but for the odd NMI.  So
+ * the runs are merged pairwise (the same total order as qsort on (time,
+ * seq), in O(n log runs)); qsort if there are many.
+ */
+#define MAX_RUNS	64
+
+static void sort_runs(struct queue *q)
+{
+	size_t b[MAX_RUNS + 1], nb = 0, i;
+
+	b[nb++] = 0;
+	for (i = 1; i < q->nr; i++) {
+		if (!qent_less(&q->v[i], &q->v[i - 1]))
+			continue;
+		if (nb == MAX_RUNS) {
+			qsort(q->v, q->nr, sizeof(*q->v), cmp_qent);
+			return;
+		}
+		b[nb++] = i;
+	}
+	b[nb] = q->nr;
+	while (nb > 1) {
+		size_t r, m = 0;
+
+		for (r = 0; r + 1 < nb; r += 2) {
+			struct qent *x = q->v + b[r], *xe = q->v + b[r + 1];
+			struct qent *y = xe, *ye = q->v + b[r + 2];
+			struct qent *o = q->tmp;
+
+			while (x < xe && y < ye)
+				*o++ = qent_less(y, x) ? *y++ : *x++;
+			memcpy(o, x, (xe - x) * sizeof(*o));
+			o += xe - x;
+			memcpy(o, y, (ye - y) * sizeof(*o));
+			memcpy(q->v + b[r], q->tmp, (b[r + 2] - b[r]) * sizeof(*o));
+			b[m++] = b[r];
+		}
+		if (r < nb)
+			b[m++] = b[r];
+		b[m] = q->nr;
+		nb = m;
+	}
+}
+
 /* Deliver the queued records with time <= @limit, or the oldest @count. */
 static int qflush(struct oe *o, struct queue *q, uint64_t limit, size_t count)
 {
@@ -122,7 +178,7 @@ static int qflush(struct oe *o, struct queue *q, uint64_t limit, size_t count)
 
 	if (!q->nr)
 		return 0;
-	qsort(q->v, q->nr, sizeof(*q->v), cmp_qent);
+	sort_runs(q);
 	for (i = 0; i < q->nr; i++) {
 		struct qent *e = &q->v[i];
 
@@ -191,6 +247,7 @@ static int run_rounds(struct oe *o, int stream)
 	if (qflush(o, &q, UINT64_MAX, 0) && ret >= 0)
 		ret = -EIO;
 	free(q.v);
+	free(q.tmp);
 	return ret;
 }
 
@@ -312,6 +369,7 @@ out:
 			if (s[i].q.v[j].owned)
 				free((void *)s[i].q.v[j].r.ev);
 		free(s[i].q.v);
+		free(s[i].q.tmp);
 	}
 	free(s);
 	return ret ? ret : err;
