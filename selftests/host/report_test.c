@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <pevt/callchain.h>
+#include <pevt/hist.h>
 #include <pevt/data_reader.h>
 #include <pevt/machine.h>
 #include <pevt/ordered.h>
@@ -576,11 +577,13 @@ TEST_F_TIMEOUT(perf, threads_identical, 300)
 {
 	/* cgf.data: thousands of samples, so several workers, whose graphs merge */
 	static const char *const files[] = {
-		"file.data", "zstd.data", "pipe.data", "dir.data", "cgf.data",
+		"file.data", "zstd.data", "pipe.data", "dir.data", "cgf.data", "nocg.data",
 	};
 	static const char *const modes[] = {
 		"--children -g none", "--no-children -g none --sort pid", "--children",
 		"--no-children -g folded", "-g fractal,0.1,callee",
+		/* direct mode (no graphs, no children): batches of 3 samples over threads */
+		"--no-children -g none --sort comm,dso,sym", "--no-children -g none --sort pid,sym",
 	};
 	struct out o;
 	size_t f, m;
@@ -589,11 +592,74 @@ TEST_F_TIMEOUT(perf, threads_identical, 300)
 	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 			run(&o, "cd %s && for n in 1 2 3 7; do %s report -i %s %s --threads $n | md5sum;"
-			    " done | sort -u | wc -l", dir, pevt_bin, files[f], modes[m]);
+			    " PEVT_REPORT_BATCH=3 %s report -i %s %s --threads $n | md5sum;"
+			    " done | sort -u | wc -l", dir, pevt_bin, files[f], modes[m],
+			    pevt_bin, files[f], modes[m]);
 			EXPECT_EQ(1, atoi(o.out)) TH_LOG("%s %s: %s", files[f], modes[m], o.err);
 			out_free(&o);
 		}
 	}
+}
+
+/*
+ * Direct mode hands batches to whichever worker is free: a merge keeps
+ * the "first seen" fields of the entry with the lower sample sequence
+ * number, whatever the merge order (0: the destination's, slices in order).
+ */
+TEST(hists_merge_first_seen)
+{
+	static const int keys[] = { PEVT_SORT_COMM, PEVT_SORT_DSO, PEVT_SORT_SYM };
+	struct pevt_hist_key k = { .comm = "cc1", .ip = 0x1234 };
+	struct pevt_hists a, b, c;
+	struct pevt_hist_entry *e;
+	size_t n;
+
+	pevt_hists__init(&a, keys, 3);
+	pevt_hists__init(&b, keys, 3);
+	pevt_hists__init(&c, keys, 3);
+	/* the later sample (seq 9) in a, the earlier (seq 4) in b */
+	e = pevt_hists__add(&a, &k);
+	ASSERT_NE(NULL, e);
+	e->level = '.';
+	e->ip = 0x9999;
+	e->seq = 9;
+	e->nr_samples = e->period = 1;
+	e = pevt_hists__add(&b, &k);
+	ASSERT_NE(NULL, e);
+	e->level = 'k';
+	e->ip = 0x4444;
+	e->seq = 4;
+	e->nr_samples = e->period = 1;
+	/* c (empty) takes a whole, then b: b's fields, both samples */
+	ASSERT_EQ(0, pevt_hists__merge(&c, &a));
+	ASSERT_EQ(0, pevt_hists__merge(&c, &b));
+	e = pevt_hists__add(&c, &k);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ('k', e->level);
+	EXPECT_EQ(0x4444ull, e->ip);
+	EXPECT_EQ(4ull, e->seq);
+	EXPECT_EQ(2ull, e->nr_samples);
+	free(pevt_hists__sorted(&c, false, &n));
+	EXPECT_EQ(1u, n);
+	/* seq 0 everywhere: the destination's fields stay */
+	pevt_hists__exit(&a);
+	pevt_hists__exit(&b);
+	pevt_hists__exit(&c);
+	pevt_hists__init(&c, keys, 3);
+	pevt_hists__init(&a, keys, 3);
+	pevt_hists__init(&b, keys, 3);
+	e = pevt_hists__add(&a, &k);
+	ASSERT_NE(NULL, e);
+	e->level = '.';
+	e = pevt_hists__add(&b, &k);
+	ASSERT_NE(NULL, e);
+	e->level = 'k';
+	ASSERT_EQ(0, pevt_hists__merge(&c, &a));
+	ASSERT_EQ(0, pevt_hists__merge(&c, &b));
+	EXPECT_EQ('.', pevt_hists__add(&c, &k)->level);
+	pevt_hists__exit(&a);
+	pevt_hists__exit(&b);
+	pevt_hists__exit(&c);
 }
 
 /* pevt bench report: six runs per file, pevt's rows the same as perf's. */

@@ -183,11 +183,12 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 		if (!d)
 			return -ENOMEM;
 		fresh = !d->level;
-		if (fresh) {
+		if (fresh || s->seq < d->seq) {
 			d->level = s->level;
 			d->thread = s->thread;
 			d->ip = s->ip;
 			d->map_delta = s->map_delta;
+			d->seq = s->seq;
 		}
 		if (s->cc && !d->cc)
 			d->cc = s->cc;

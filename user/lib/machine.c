@@ -626,8 +626,8 @@ int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header
 	}
 }
 
-void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_t cpumode,
-			   uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
+void pevt_machine__resolve_map(struct pevt_machine *m, struct pevt_thread *t, uint8_t cpumode,
+			       uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
 {
 	struct pevt_maps *maps;
 
@@ -665,6 +665,14 @@ void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_
 		al->addr = ip;	/* kallsyms, JIT maps: absolute addresses */
 	else
 		al->addr = ip - al->map->start + al->map->pgoff;
+}
+
+void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_t cpumode,
+			   uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
+{
+	pevt_machine__resolve_map(m, t, cpumode, ip, time, al);
+	if (!al->map)
+		return;
 	if (!__atomic_load_n(&al->map->dso->loaded, __ATOMIC_ACQUIRE))
 		pevt_dso__load(m, al->map->dso);
 	al->sym = pevt_dso__find_sym(al->map->dso, al->addr);

@@ -73,9 +73,12 @@ struct worker {
 	size_t mode_cap;
 	uint64_t nr_bad;
 	uint64_t dropped;		/* stream offset given back up to */
+	uint64_t seq;			/* the sample's, in direct mode; else 0 */
 	int err;
 	pthread_t tid;
 };
+
+struct direct;
 
 struct report {
 	const char *input;
@@ -104,6 +107,7 @@ struct report {
 	char **arena;			/* copies of transient sample records */
 	size_t nr_arena;
 	size_t arena_used, arena_cap;
+	struct direct *direct;		/* samples accounted as they come */
 };
 
 /* Rendered from Documentation/man/pevt-report.1.md (scripts/mkhelp.sh). */
@@ -156,8 +160,15 @@ struct node {
 	bool has_map;
 };
 
-static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
-				   struct pevt_thread *t, char level, const struct pevt_map *map)
+/* unmap_ip(): map-relative address + delta = ip */
+static uint64_t map_delta(const struct pevt_map *map)
+{
+	return map && !map->identity && !map->dso->kernel ? map->start - map->pgoff : 0;
+}
+
+static struct pevt_hist_entry *add_delta(struct pevt_hists *h, struct pevt_hist_key *k,
+					 struct pevt_thread *t, char level, uint64_t delta,
+					 uint64_t seq)
 {
 	uint64_t ip = k->ip;
 	struct pevt_hist_entry *e;
@@ -168,10 +179,17 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 		e->level = level;
 		e->thread = t;
 		e->ip = ip;
-		e->map_delta = map && !map->identity && !map->dso->kernel ?
-			       map->start - map->pgoff : 0;
+		e->map_delta = delta;
+		e->seq = seq;
 	}
 	return e;
+}
+
+static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
+				   struct pevt_thread *t, char level, const struct pevt_map *map,
+				   uint64_t seq)
+{
+	return add_delta(h, k, t, level, map_delta(map), seq);
 }
 
 /*
@@ -292,7 +310,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 	int32_t tid = k->tid, cpu = k->cpu;
 	int nr_seen = 0, i, err;
 
-	e = add(h, k, t, level, map);
+	e = add(h, k, t, level, map, w->seq);
 	if (!e)
 		return -ENOMEM;
 	e->period += period;
@@ -329,7 +347,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &ck, t, levels[i], map_of[i]);
+		e = add(h, &ck, t, levels[i], map_of[i], w->seq);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += period;
@@ -474,20 +492,15 @@ static int cls_add(struct worker *w, int evsel, struct pevt_hist_key *k, struct 
 	return 0;
 }
 
-static int process_sample(struct worker *w, const struct perf_event_header *ev,
-			  struct pevt_thread *t)
+static int process_parsed(struct worker *w, const struct pevt_sample *sp, struct pevt_thread *t)
 {
 	struct report *r = w->r;
 	struct pevt_hist_key k = { 0 };
-	struct pevt_sample s;
+	const struct pevt_sample s = *sp;
 	struct pevt_addr_loc al;
 	int n, err;
 	bool flame;
 
-	if (pevt_data__parse_sample(r->d, ev, &s)) {
-		w->nr_bad++;
-		return 0;
-	}
 	pevt_machine__resolve(r->m, t, s.cpumode, s.ip, s.time, &al);
 	k.comm = pevt_thread__comm(t, s.time);
 	k.tid = s.tid;
@@ -513,6 +526,175 @@ static int process_sample(struct worker *w, const struct perf_event_header *ev,
 		       w->map_of, n, s.period, 1);
 }
 
+static int process_sample(struct worker *w, const struct perf_event_header *ev,
+			  struct pevt_thread *t)
+{
+	struct pevt_sample s;
+
+	if (pevt_data__parse_sample(w->r->d, ev, &s)) {
+		w->nr_bad++;
+		return 0;
+	}
+	return process_parsed(w, &s, t);
+}
+
+/*
+ * Direct mode: without call graphs, children or a flame graph, a sample
+ * needs nothing but the machine as of its time, which the sequential
+ * first pass has just brought to that time when it meets the sample.  So
+ * samples are accounted as they come: on the spot with one thread, or in
+ * batches handed to the workers while the pass goes on (no list of all
+ * samples, no second read of the records: memory bounded by the batches
+ * in flight).  Batches go to whichever worker is free, so each entry
+ * keeps its first sample's sequence number and the merge the lowest
+ * one's "first seen" fields: the output of a single-threaded run.
+ */
+#define DIRECT_BATCH	4096	/* samples per batch */
+#define DIRECT_BATCHES	8	/* in flight */
+
+/*
+ * A sample as the first pass hands it over: what needs the machine (its
+ * thread, comm and map as of its time, which the pass goes on changing)
+ * is looked up by the pass; the workers look up the symbol in the DSO
+ * (symbols are loaded under the DSO's lock) and account.
+ */
+struct dsample {
+	struct pevt_thread *t;
+	const char *comm;
+	struct pevt_dso *dso;		/* NULL: no map */
+	uint64_t addr, map_delta, period;
+	int32_t tid, cpu;
+	int evsel;
+	char level;
+};
+
+struct dbatch {
+	struct dsample v[DIRECT_BATCH];
+	size_t n;
+	uint64_t seq;			/* of v[0] */
+};
+
+struct direct {
+	struct worker *w;		/* nr_w workers; w[0] on the spot if nr_w == 1 */
+	int nr_w, nr_alloc;
+	pthread_mutex_t lock;
+	pthread_cond_t queued;		/* a batch queued, or done */
+	pthread_cond_t freed;		/* a batch given back */
+	struct dbatch *batch[DIRECT_BATCHES];
+	struct dbatch *queue[DIRECT_BATCHES];	/* FIFO of full batches */
+	int head, nr_queued;
+	struct dbatch *free[DIRECT_BATCHES];
+	int nr_free;
+	struct dbatch *cur;		/* being filled by the first pass */
+	size_t batch_size;		/* DIRECT_BATCH; less for tests */
+	uint64_t seq;			/* next sample's */
+	bool done;
+};
+
+static void direct_push(struct direct *dm)
+{
+	pthread_mutex_lock(&dm->lock);
+	dm->queue[(dm->head + dm->nr_queued++) % DIRECT_BATCHES] = dm->cur;
+	dm->cur = NULL;
+	pthread_cond_signal(&dm->queued);
+	pthread_mutex_unlock(&dm->lock);
+}
+
+static int direct_sample(struct report *r, const struct pevt_sample *s, struct pevt_thread *t)
+{
+	struct direct *dm = r->direct;
+	struct pevt_addr_loc al;
+	struct dsample *ds;
+
+	if (dm->nr_w == 1) {
+		dm->w[0].seq = ++dm->seq;
+		return dm->w[0].err ? 0 : (dm->w[0].err = process_parsed(&dm->w[0], s, t));
+	}
+	if (!dm->cur) {
+		pthread_mutex_lock(&dm->lock);
+		while (!dm->nr_free)
+			pthread_cond_wait(&dm->freed, &dm->lock);
+		dm->cur = dm->free[--dm->nr_free];
+		pthread_mutex_unlock(&dm->lock);
+		dm->cur->n = 0;
+		dm->cur->seq = dm->seq + 1;
+	}
+	ds = &dm->cur->v[dm->cur->n];
+	pevt_machine__resolve_map(r->m, t, s->cpumode, s->ip, s->time, &al);
+	ds->t = t;
+	ds->comm = pevt_thread__comm(t, s->time);
+	ds->dso = al.map ? al.map->dso : NULL;
+	ds->addr = al.addr;
+	ds->map_delta = map_delta(al.map);
+	ds->period = s->period;
+	ds->tid = s->tid;
+	ds->cpu = s->cpu;
+	ds->evsel = s->evsel->idx;
+	ds->level = al.level;
+	dm->seq++;
+	if (++dm->cur->n == dm->batch_size)
+		direct_push(dm);
+	return 0;
+}
+
+/* process_parsed() without graphs, children or flame, from the pass's lookups */
+static int direct_account(struct worker *w, const struct dsample *ds)
+{
+	struct pevt_hists *h = &w->hists[ds->evsel];
+	struct pevt_hist_key k = {
+		.comm = ds->comm, .tid = ds->tid, .cpu = ds->cpu, .dso = ds->dso, .ip = ds->addr,
+	};
+	struct pevt_hist_entry *e;
+
+	if (ds->dso) {
+		if (!__atomic_load_n(&ds->dso->loaded, __ATOMIC_ACQUIRE))
+			pevt_dso__load(w->r->m, ds->dso);
+		k.sym = pevt_dso__find_sym(ds->dso, ds->addr);
+	}
+	e = add_delta(h, &k, ds->t, ds->level, ds->map_delta, w->seq);
+	if (!e)
+		return -ENOMEM;
+	e->period += ds->period;
+	e->nr_samples++;
+	h->total_period += ds->period;
+	h->nr_samples++;
+	return 0;
+}
+
+/* A worker of direct mode: batches until the first pass is done. */
+static void *direct_run(void *arg)
+{
+	struct worker *w = arg;
+	struct direct *dm = w->r->direct;
+
+	for (;;) {
+		struct dbatch *b;
+		size_t i;
+
+		pthread_mutex_lock(&dm->lock);
+		while (!dm->nr_queued && !dm->done)
+			pthread_cond_wait(&dm->queued, &dm->lock);
+		if (!dm->nr_queued) {
+			pthread_mutex_unlock(&dm->lock);
+			break;
+		}
+		b = dm->queue[dm->head];
+		dm->head = (dm->head + 1) % DIRECT_BATCHES;
+		dm->nr_queued--;
+		pthread_mutex_unlock(&dm->lock);
+		/* after an error, batches are still taken: the pass never waits forever */
+		for (i = 0; i < b->n && !w->err; i++) {
+			w->seq = b->seq + i;
+			w->err = direct_account(w, &b->v[i]);
+		}
+		pthread_mutex_lock(&dm->lock);
+		dm->free[dm->nr_free++] = b;
+		pthread_cond_signal(&dm->freed);
+		pthread_mutex_unlock(&dm->lock);
+	}
+	return NULL;
+}
+
 /*
  * First pass: side-band records build the machine (by time), samples are
  * kept with their thread, so that the second pass can resolve them in any
@@ -527,6 +709,11 @@ static int keep_sample(struct report *r, const struct pevt_data_rec *rec)
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
 		r->nr_bad++;
 		return 0;
+	}
+	if (r->direct) {
+		struct pevt_thread *t = pevt_machine__thread(r->m, s.pid, s.tid, s.time);
+
+		return t ? direct_sample(r, &s, t) : -ENOMEM;
 	}
 	if (r->nr_samples == r->cap_samples) {
 		size_t ncap = r->cap_samples ? r->cap_samples * 2 : 65536;
@@ -603,44 +790,60 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/*
- * Second pass: N workers on contiguous slices, merged in slice order, so
- * every entry's "first seen" fields are those of a single-threaded run
- * and the output is the same for any N.
- */
-static int run_workers(struct report *r)
+/* A histogram per evsel (a pipe's come with its records). */
+static int grow_hists(struct report *r, int n)
 {
-	int n = r->nr_threads, i, e, err = 0;
-	struct worker *w;
+	if (n > r->nr_hists) {
+		struct pevt_hists *nh = realloc(r->hists, n * sizeof(*nh));
+		int i;
+
+		if (!nh)
+			return -ENOMEM;
+		r->hists = nh;
+		for (i = r->nr_hists; i < n; i++)
+			pevt_hists__init(&nh[i], r->keys, r->nr_keys);
+		r->nr_hists = n;
+	}
+	return 0;
+}
+
+/* The CPUs there are, or --threads. */
+static int nr_workers(const struct report *r)
+{
+	int n = r->nr_threads;
 
 	if (n < 1)
 		n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n < 1)
-		n = 1;
-	if ((size_t)n > r->nr_samples / 1024 + 1)
-		n = r->nr_samples / 1024 + 1;	/* not worth a thread */
-	w = calloc(n, sizeof(*w));
+	return n < 1 ? 1 : n;
+}
+
+static struct worker *workers_new(struct report *r, int n)
+{
+	struct worker *w = calloc(n, sizeof(*w));
+	int i, e;
+
 	if (!w)
-		return -ENOMEM;
+		return NULL;
 	for (i = 0; i < n; i++) {
 		w[i].r = r;
-		w[i].from = r->nr_samples * i / n;
-		w[i].to = r->nr_samples * (i + 1) / n;
 		w[i].hists = calloc(r->nr_hists ?: 1, sizeof(*w[i].hists));
-		if (!w[i].hists)
-			return -ENOMEM;
+		if (!w[i].hists) {
+			while (i--)
+				free(w[i].hists);
+			free(w);
+			return NULL;
+		}
 		for (e = 0; e < r->nr_hists; e++)
 			pevt_hists__init(&w[i].hists[e], r->keys, r->nr_keys);
-		if (i && pthread_create(&w[i].tid, NULL, worker_run, &w[i]))
-			w[i].err = -EAGAIN;
 	}
-	worker_run(&w[0]);
-	for (i = 0; i < n; i++) {
-		if (i && !w[i].err)
-			pthread_join(w[i].tid, NULL);
-		else if (i && w[i].err == -EAGAIN)
-			worker_run(&w[i]);
-	}
+	return w;
+}
+
+/* The workers' histograms into the report's, in worker order; frees them. */
+static int workers_merge(struct report *r, struct worker *w, int n)
+{
+	int i, e, err = 0;
+
 	for (i = 0; i < n; i++) {
 		if (w[i].err && !err)
 			err = w[i].err;
@@ -669,23 +872,131 @@ static int run_workers(struct report *r)
 	return err;
 }
 
+/*
+ * Second pass: N workers on contiguous slices, merged in slice order, so
+ * every entry's "first seen" fields are those of a single-threaded run
+ * and the output is the same for any N.
+ */
+static int run_workers(struct report *r)
+{
+	int n = nr_workers(r), i;
+	struct worker *w;
+
+	if (!r->nr_samples)
+		return 0;
+	if ((size_t)n > r->nr_samples / 1024 + 1)
+		n = r->nr_samples / 1024 + 1;	/* not worth a thread */
+	w = workers_new(r, n);
+	if (!w)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		w[i].from = r->nr_samples * i / n;
+		w[i].to = r->nr_samples * (i + 1) / n;
+		if (i && pthread_create(&w[i].tid, NULL, worker_run, &w[i]))
+			w[i].err = -EAGAIN;
+	}
+	worker_run(&w[0]);
+	for (i = 0; i < n; i++) {
+		if (i && !w[i].err)
+			pthread_join(w[i].tid, NULL);
+		else if (i && w[i].err == -EAGAIN)
+			worker_run(&w[i]);
+	}
+	return workers_merge(r, w, n);
+}
+
+/* Direct mode for the sequential first pass, if it applies (see above). */
+static int direct_start(struct report *r)
+{
+	struct direct *dm;
+	int n = nr_workers(r), i;
+
+	if (r->use_children || r->use_callchain || r->flame_path || r->stats ||
+	    pevt_data__is_pipe(r->d))
+		return 0;
+	if (grow_hists(r, pevt_data__nr_evsels(r->d)))
+		return -ENOMEM;
+	dm = calloc(1, sizeof(*dm));
+	if (!dm)
+		return -ENOMEM;
+	dm->w = workers_new(r, n);
+	if (!dm->w) {
+		free(dm);
+		return -ENOMEM;
+	}
+	dm->nr_w = dm->nr_alloc = n;
+	/* PEVT_REPORT_BATCH: smaller batches, so tests spread a small file over threads */
+	dm->batch_size = getenv("PEVT_REPORT_BATCH") ? strtoul(getenv("PEVT_REPORT_BATCH"), NULL, 0) : 0;
+	if (!dm->batch_size || dm->batch_size > DIRECT_BATCH)
+		dm->batch_size = DIRECT_BATCH;
+	r->direct = dm;
+	if (n == 1)
+		return 0;
+	pthread_mutex_init(&dm->lock, NULL);
+	pthread_cond_init(&dm->queued, NULL);
+	pthread_cond_init(&dm->freed, NULL);
+	for (i = 0; i < DIRECT_BATCHES; i++) {
+		dm->batch[i] = malloc(sizeof(*dm->batch[i]));
+		if (!dm->batch[i])
+			break;
+		dm->free[dm->nr_free++] = dm->batch[i];
+	}
+	for (i = 0; i < n && dm->nr_free == DIRECT_BATCHES; i++)
+		if (pthread_create(&dm->w[i].tid, NULL, direct_run, &dm->w[i]))
+			break;
+	if (i < n) {
+		/* no threads (or memory): the ones started end at done, then one on the spot */
+		dm->done = true;
+		pthread_cond_broadcast(&dm->queued);
+		while (i--)
+			pthread_join(dm->w[i].tid, NULL);
+		for (i = 0; i < dm->nr_free; i++)
+			free(dm->free[i]);
+		dm->nr_free = 0;
+		dm->done = false;
+		dm->nr_w = 1;
+	}
+	return 0;
+}
+
+/* The last batch, the workers' end and their histograms merged. */
+static int direct_finish(struct report *r)
+{
+	struct direct *dm = r->direct;
+	int i, n;
+
+	if (!dm)
+		return 0;
+	n = dm->nr_w;
+	if (n > 1) {
+		if (dm->cur)
+			direct_push(dm);
+		pthread_mutex_lock(&dm->lock);
+		dm->done = true;
+		pthread_cond_broadcast(&dm->queued);
+		pthread_mutex_unlock(&dm->lock);
+		for (i = 0; i < n; i++)
+			pthread_join(dm->w[i].tid, NULL);
+		for (i = 0; i < DIRECT_BATCHES; i++)
+			free(dm->batch[i]);
+		pthread_mutex_destroy(&dm->lock);
+		pthread_cond_destroy(&dm->queued);
+		pthread_cond_destroy(&dm->freed);
+	}
+	/* workers_new() sized the workers' arrays: no evsel came later (no pipe) */
+	i = workers_merge(r, dm->w, dm->nr_alloc);
+	free(dm);
+	r->direct = NULL;
+	return i;
+}
+
 static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint64_t time,
 		     void *ctx)
 {
 	struct report *r = ctx;
-	int n = pevt_data__nr_evsels(d);
 
-	if (n > r->nr_hists) {
-		struct pevt_hists *nh = realloc(r->hists, n * sizeof(*nh));
-		int i;
-
-		if (!nh)
-			return -ENOMEM;
-		r->hists = nh;
-		for (i = r->nr_hists; i < n; i++)
-			pevt_hists__init(&nh[i], r->keys, r->nr_keys);
-		r->nr_hists = n;
-	}
+	if (grow_hists(r, pevt_data__nr_evsels(d)))
+		return -ENOMEM;
 	switch (rec->ev->type) {
 	case PERF_RECORD_SAMPLE:
 		return keep_sample(r, rec);
@@ -1670,8 +1981,15 @@ int do_report(int argc, char **argv)
 	}
 	if (err == 1)
 		err = 0;
-	else if (!err)
-		err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+	else if (!err) {
+		err = direct_start(&r);
+		if (!err)
+			err = pevt_ordered__run(r.d, &oo, on_record, &r, &ost);
+		/* what came before an error is reported too */
+		i = direct_finish(&r);
+		if (i && !err)
+			err = i;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (getenv("PEVT_INDEX_DEBUG"))
 		fprintf(stderr, "index: first pass %.3f s\n",

@@ -37,6 +37,13 @@ struct pevt_hist_entry {
 	uint64_t period, period_acc, nr_samples;
 	struct pevt_cc_node *cc;	/* call graph, NULL: none */
 	uint64_t max_depth;		/* longest chain added to cc */
+	/*
+	 * Sequence number of the sample that set the "first seen" fields
+	 * (thread, ip, map_delta, level), when samples were spread over
+	 * threads out of order: a merge keeps the lower one's.  0: merges
+	 * keep the destination's (slices merged in order).
+	 */
+	uint64_t seq;
 };
 
 struct pevt_hists {

@@ -103,6 +103,14 @@ LIBPEVT_API const char *pevt_thread__last_comm(const struct pevt_thread *t);
 LIBPEVT_API void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t,
 				       uint8_t cpumode, uint64_t ip, uint64_t time,
 				       struct pevt_addr_loc *al);
+/*
+ * The same without the symbol (al->sym NULL): what needs the machine, not
+ * the DSO's symbols; al->map points into the thread's maps, valid only
+ * until the next pevt_machine__process().
+ */
+LIBPEVT_API void pevt_machine__resolve_map(struct pevt_machine *m, struct pevt_thread *t,
+					   uint8_t cpumode, uint64_t ip, uint64_t time,
+					   struct pevt_addr_loc *al);
 /* Symbols (symbols.c). */
 LIBPEVT_API int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso);
 LIBPEVT_API struct pevt_sym *pevt_dso__find_sym(struct pevt_dso *dso, uint64_t addr);
