@@ -122,39 +122,51 @@ static int cmp_name(const void *pa, const void *pb)
 	return r ?: (a->e.ip > b->e.ip) - (a->e.ip < b->e.ip);
 }
 
-/* Children left to right by name, like flamegraph.pl's sorted stacks. */
-static int children(struct fg *g, const struct pevt_cc_node *n, double x, int depth)
+/*
+ * The children of a frame left to right by name, like flamegraph.pl's
+ * sorted stacks; a frame stands for nodes @n[0..nr) (sibling nodes of one
+ * name, e.g. _start of the program and of the dynamic loader, are one
+ * frame there, as in perf's folded stacks), its children those of all.
+ */
+static int children(struct fg *g, const struct pevt_cc_node *const *n, size_t nr, double x,
+		    int depth)
 {
 	const struct pevt_cc_node **v, *c;
-	size_t k = 0, i;
+	size_t k = 0, i, j, p;
+	int err = 0;
 
-	for (c = n->child; c; c = c->next)
-		k++;
+	for (p = 0; p < nr; p++)
+		for (c = n[p]->child; c; c = c->next)
+			k++;
 	if (!k)
 		return 0;
 	v = malloc(k * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	k = 0;
-	for (c = n->child; c; c = c->next)
-		v[k++] = c;
+	for (p = 0; p < nr; p++)
+		for (c = n[p]->child; c; c = c->next)
+			v[k++] = c;
 	qsort(v, k, sizeof(*v), cmp_name);
-	for (i = 0; i < k; i++) {
-		uint64_t cnt = v[i]->count + v[i]->children_count;
-		char buf[32];
+	for (i = 0; i < k && !err; i = j) {
+		char buf[32], nb[32];
+		const char *name = pevt_cc_entry__name(&v[i]->e, buf, sizeof(buf));
+		uint64_t cnt = 0;
+		bool kernel = false;
 
+		for (j = i; j < k && !strcmp(name, pevt_cc_entry__name(&v[j]->e, nb, sizeof(nb)));
+		     j++) {
+			cnt += v[j]->count + v[j]->children_count;
+			kernel |= v[j]->e.dso && v[j]->e.dso->kernel;
+		}
 		if (cnt * g->scale >= MIN_W) {
-			frame(g, pevt_cc_entry__name(&v[i]->e, buf, sizeof(buf)), cnt, x, depth,
-			      v[i]->e.dso && v[i]->e.dso->kernel);
-			if (children(g, v[i], x, depth + 1)) {
-				free(v);
-				return -ENOMEM;
-			}
+			frame(g, name, cnt, x, depth, kernel);
+			err = children(g, v + i, j - i, x, depth + 1);
 		}
 		x += cnt * g->scale;
 	}
 	free(v);
-	return 0;
+	return err;
 }
 
 static size_t slot(const struct flame *fl, const char *comm)
@@ -285,7 +297,7 @@ int flamegraph__write(const char *path, const struct flame *fl, const char *titl
 		if (c->count * g.scale >= MIN_W) {
 			frame(&g, c->comm, c->count, x, 1, false);
 			if (c->root)
-				err = children(&g, c->root, x, 2);
+				err = children(&g, (const struct pevt_cc_node *const *)&c->root, 1, x, 2);
 		}
 		x += c->count * g.scale;
 	}
