@@ -730,6 +730,12 @@ TEST_F_TIMEOUT(perf, bench_report, 300)
 	EXPECT_EQ(2, same) TH_LOG("%s", o.out);
 	EXPECT_EQ(NULL, strstr(j, "\"exit\":1"));
 	out_free(&o);
+	/* a missing file is an error naming it, not rows of failed runs */
+	run(&o, "cd %s && %s bench report nocg.data no-such.data", dir, pevt_bin);
+	EXPECT_NE(0, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "no-such.data: No such file")) TH_LOG("%s", o.err);
+	EXPECT_EQ(NULL, strstr(o.out, "perf")) TH_LOG("%s", o.out);
+	out_free(&o);
 }
 
 /*

@@ -123,7 +123,11 @@ int bench_report(int argc, char **argv)
 	bool first = true;
 
 	while (argc > 0) {
-		if (!strcmp(*argv, "reps") && argc > 1) {
+		if (!strcmp(*argv, "-h") || !strcmp(*argv, "--help") || !strcmp(*argv, "help")) {
+			printf("usage: %s bench report [reps R] [threads N] [json FILE] FILE...\n",
+			       bin_name);
+			return 0;
+		} else if (!strcmp(*argv, "reps") && argc > 1) {
 			reps = atoi(argv[1]);
 			argc -= 2, argv += 2;
 		} else if (is_prefix(*argv, "threads") && argc > 1) {
@@ -143,6 +147,13 @@ int bench_report(int argc, char **argv)
 	if (!nr_files || reps < 1 || reps > 64 || threads < 1) {
 		p_err("usage: %s bench report [reps R] [threads N] [json FILE] FILE...", bin_name);
 		return -1;
+	}
+	/* a missing file (or a misspelt option) before perf runs on it */
+	for (f = 0; f < nr_files; f++) {
+		if (access(files[f], R_OK)) {
+			p_err("%s: %s", files[f], strerror(errno));
+			return -1;
+		}
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0) {
