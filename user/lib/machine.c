@@ -671,9 +671,6 @@ void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t, uint8_
 			   uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
 {
 	pevt_machine__resolve_map(m, t, cpumode, ip, time, al);
-	if (!al->map)
-		return;
-	if (!__atomic_load_n(&al->map->dso->loaded, __ATOMIC_ACQUIRE))
-		pevt_dso__load(m, al->map->dso);
-	al->sym = pevt_dso__find_sym(al->map->dso, al->addr);
+	if (al->map)
+		al->sym = pevt_dso__sym_at(m, al->map->dso, al->addr);
 }

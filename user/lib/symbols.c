@@ -710,6 +710,13 @@ int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 	return err;
 }
 
+struct pevt_sym *pevt_dso__sym_at(struct pevt_machine *m, struct pevt_dso *dso, uint64_t addr)
+{
+	if (!__atomic_load_n(&dso->loaded, __ATOMIC_ACQUIRE))
+		pevt_dso__load(m, dso);
+	return pevt_dso__find_sym(dso, addr);
+}
+
 struct pevt_sym *pevt_dso__find_sym(struct pevt_dso *dso, uint64_t addr)
 {
 	size_t lo = 0, hi = dso->nr_syms;

@@ -166,9 +166,8 @@ static uint64_t map_delta(const struct pevt_map *map)
 	return map && !map->identity && !map->dso->kernel ? map->start - map->pgoff : 0;
 }
 
-static struct pevt_hist_entry *add_delta(struct pevt_hists *h, struct pevt_hist_key *k,
-					 struct pevt_thread *t, char level, uint64_t delta,
-					 uint64_t seq)
+static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
+				   struct pevt_thread *t, char level, uint64_t delta, uint64_t seq)
 {
 	uint64_t ip = k->ip;
 	struct pevt_hist_entry *e;
@@ -183,13 +182,6 @@ static struct pevt_hist_entry *add_delta(struct pevt_hists *h, struct pevt_hist_
 		e->seq = seq;
 	}
 	return e;
-}
-
-static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
-				   struct pevt_thread *t, char level, const struct pevt_map *map,
-				   uint64_t seq)
-{
-	return add_delta(h, k, t, level, map_delta(map), seq);
 }
 
 /*
@@ -299,7 +291,7 @@ static int flame_add(struct worker *w, const struct pevt_sample *s, int n,
  * "first seen" fields.
  */
 static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key *k,
-		   struct pevt_thread *t, char level, const struct pevt_map *map,
+		   struct pevt_thread *t, char level, uint64_t delta,
 		   const struct pevt_cc_entry *chain, const char *levels,
 		   const struct pevt_map *const *map_of, int n, uint64_t period, uint32_t count)
 {
@@ -310,7 +302,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 	int32_t tid = k->tid, cpu = k->cpu;
 	int nr_seen = 0, i, err;
 
-	e = add(h, k, t, level, map, w->seq);
+	e = add(h, k, t, level, delta, w->seq);
 	if (!e)
 		return -ENOMEM;
 	e->period += period;
@@ -347,7 +339,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &ck, t, levels[i], map_of[i], w->seq);
+		e = add(h, &ck, t, levels[i], map_delta(map_of[i]), w->seq);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += period;
@@ -422,7 +414,7 @@ static int cls_flush(struct worker *w)
 	for (i = 0; i < w->nr_cls; i++) {
 		struct cls *c = &w->cls[i];
 
-		err = account(w, &w->hists[c->evsel], &c->k, c->t, c->level, c->map,
+		err = account(w, &w->hists[c->evsel], &c->k, c->t, c->level, map_delta(c->map),
 			      w->pool + c->off, w->pool_levels + c->off, w->pool_maps + c->off,
 			      c->n, c->period, c->count);
 		if (err)
@@ -522,7 +514,8 @@ static int process_parsed(struct worker *w, const struct pevt_sample *sp, struct
 	}
 	if (r->use_children || r->use_callchain)
 		return cls_add(w, s.evsel->idx, &k, t, al.level, al.map, n, s.period);
-	return account(w, &w->hists[s.evsel->idx], &k, t, al.level, al.map, w->chain, w->levels,
+	return account(w, &w->hists[s.evsel->idx], &k, t, al.level, map_delta(al.map), w->chain,
+		       w->levels,
 		       w->map_of, n, s.period, 1);
 }
 
@@ -608,7 +601,7 @@ static int direct_sample(struct report *r, const struct pevt_sample *s, struct p
 
 	if (dm->nr_w == 1) {
 		dm->w[0].seq = ++dm->seq;
-		return dm->w[0].err ? 0 : (dm->w[0].err = process_parsed(&dm->w[0], s, t));
+		return dm->w[0].err = process_parsed(&dm->w[0], s, t);
 	}
 	if (!dm->cur) {
 		pthread_mutex_lock(&dm->lock);
@@ -640,25 +633,13 @@ static int direct_sample(struct report *r, const struct pevt_sample *s, struct p
 /* process_parsed() without graphs, children or flame, from the pass's lookups */
 static int direct_account(struct worker *w, const struct dsample *ds)
 {
-	struct pevt_hists *h = &w->hists[ds->evsel];
 	struct pevt_hist_key k = {
 		.comm = ds->comm, .tid = ds->tid, .cpu = ds->cpu, .dso = ds->dso, .ip = ds->addr,
+		.sym = ds->dso ? pevt_dso__sym_at(w->r->m, ds->dso, ds->addr) : NULL,
 	};
-	struct pevt_hist_entry *e;
 
-	if (ds->dso) {
-		if (!__atomic_load_n(&ds->dso->loaded, __ATOMIC_ACQUIRE))
-			pevt_dso__load(w->r->m, ds->dso);
-		k.sym = pevt_dso__find_sym(ds->dso, ds->addr);
-	}
-	e = add_delta(h, &k, ds->t, ds->level, ds->map_delta, w->seq);
-	if (!e)
-		return -ENOMEM;
-	e->period += ds->period;
-	e->nr_samples++;
-	h->total_period += ds->period;
-	h->nr_samples++;
-	return 0;
+	return account(w, &w->hists[ds->evsel], &k, ds->t, ds->level, ds->map_delta,
+		       NULL, NULL, NULL, 0, ds->period, 1);
 }
 
 /* A worker of direct mode: batches until the first pass is done. */

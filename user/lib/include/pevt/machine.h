@@ -114,6 +114,9 @@ LIBPEVT_API void pevt_machine__resolve_map(struct pevt_machine *m, struct pevt_t
 /* Symbols (symbols.c). */
 LIBPEVT_API int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso);
 LIBPEVT_API struct pevt_sym *pevt_dso__find_sym(struct pevt_dso *dso, uint64_t addr);
+/* The same after loading @dso's symbols if no one has yet. */
+LIBPEVT_API struct pevt_sym *pevt_dso__sym_at(struct pevt_machine *m, struct pevt_dso *dso,
+					      uint64_t addr);
 /* NT_GNU_BUILD_ID of the ELF file @path into @id: its size, or -errno. */
 LIBPEVT_API int pevt_elf__build_id(const char *path, uint8_t *id, size_t max);
 LIBPEVT_API struct pevt_dso *pevt_machine__dsos(struct pevt_machine *m);
