@@ -16,8 +16,8 @@ struct qent {
 
 struct queue {
 	struct qent *v;
-	struct qent *tmp;		/* merge buffer of sort_runs(), cap entries */
-	size_t nr, cap;
+	struct qent *tmp;		/* merge buffer of sort_runs(), tmp_cap entries */
+	size_t nr, cap, tmp_cap;
 	size_t bytes;
 };
 
@@ -80,10 +80,6 @@ static int qpush(struct oe *o, struct queue *q, const struct pevt_data_rec *r, u
 		if (!n)
 			return -ENOMEM;
 		q->v = n;
-		n = realloc(q->tmp, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		q->tmp = n;
 		q->cap = ncap;
 	}
 	e = &q->v[q->nr];
@@ -128,7 +124,8 @@ static inline bool qent_less(const struct qent *x, const struct qent *y)
  * A round's queue is a few sorted runs: what the last flush left (sorted),
  * then each CPU buffer's records, in time order but for the odd NMI.  So
  * the runs are merged pairwise (the same total order as qsort on (time,
- * seq), in O(n log runs)); qsort if there are many.
+ * seq), in O(n log runs)); qsort if there are many (or no memory for
+ * the merge buffer, allocated here: the k-way merge's queues never need it).
  */
 #define MAX_RUNS	64
 
@@ -147,6 +144,16 @@ static void sort_runs(struct queue *q)
 		b[nb++] = i;
 	}
 	b[nb] = q->nr;
+	if (nb > 1 && q->tmp_cap < q->nr) {
+		struct qent *n = realloc(q->tmp, q->cap * sizeof(*n));
+
+		if (!n) {
+			qsort(q->v, q->nr, sizeof(*q->v), cmp_qent);
+			return;
+		}
+		q->tmp = n;
+		q->tmp_cap = q->cap;
+	}
 	while (nb > 1) {
 		size_t r, m = 0;
 
