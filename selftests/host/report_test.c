@@ -653,6 +653,21 @@ TEST_F_TIMEOUT(perf, threads_identical, 300)
  * the "first seen" fields of the entry with the lower sample sequence
  * number, whatever the merge order (0: the destination's, slices in order).
  */
+/* One entry of @k in @h with these "first seen" fields and one sample. */
+static struct pevt_hist_entry *first_seen(struct pevt_hists *h, const struct pevt_hist_key *k,
+					  char level, uint64_t ip, uint64_t seq)
+{
+	struct pevt_hist_entry *e = pevt_hists__add(h, k);
+
+	if (e) {
+		e->level = level;
+		e->ip = ip;
+		e->seq = seq;
+		e->nr_samples = e->period = 1;
+	}
+	return e;
+}
+
 TEST(hists_merge_first_seen)
 {
 	static const int keys[] = { PEVT_SORT_COMM, PEVT_SORT_DSO, PEVT_SORT_SYM };
@@ -665,18 +680,8 @@ TEST(hists_merge_first_seen)
 	pevt_hists__init(&b, keys, 3);
 	pevt_hists__init(&c, keys, 3);
 	/* the later sample (seq 9) in a, the earlier (seq 4) in b */
-	e = pevt_hists__add(&a, &k);
-	ASSERT_NE(NULL, e);
-	e->level = '.';
-	e->ip = 0x9999;
-	e->seq = 9;
-	e->nr_samples = e->period = 1;
-	e = pevt_hists__add(&b, &k);
-	ASSERT_NE(NULL, e);
-	e->level = 'k';
-	e->ip = 0x4444;
-	e->seq = 4;
-	e->nr_samples = e->period = 1;
+	ASSERT_NE(NULL, first_seen(&a, &k, '.', 0x9999, 9));
+	ASSERT_NE(NULL, first_seen(&b, &k, 'k', 0x4444, 4));
 	/* c (empty) takes a whole, then b: b's fields, both samples */
 	ASSERT_EQ(0, pevt_hists__merge(&c, &a));
 	ASSERT_EQ(0, pevt_hists__merge(&c, &b));
@@ -695,12 +700,8 @@ TEST(hists_merge_first_seen)
 	pevt_hists__init(&c, keys, 3);
 	pevt_hists__init(&a, keys, 3);
 	pevt_hists__init(&b, keys, 3);
-	e = pevt_hists__add(&a, &k);
-	ASSERT_NE(NULL, e);
-	e->level = '.';
-	e = pevt_hists__add(&b, &k);
-	ASSERT_NE(NULL, e);
-	e->level = 'k';
+	ASSERT_NE(NULL, first_seen(&a, &k, '.', 0x9999, 0));
+	ASSERT_NE(NULL, first_seen(&b, &k, 'k', 0x4444, 0));
 	ASSERT_EQ(0, pevt_hists__merge(&c, &a));
 	ASSERT_EQ(0, pevt_hists__merge(&c, &b));
 	EXPECT_EQ('.', pevt_hists__add(&c, &k)->level);
