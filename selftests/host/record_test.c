@@ -351,6 +351,26 @@ TEST_F(rec, pid_sigint)
 }
 
 /*
+ * -a with a COMMAND, as perf record -a -- COMMAND: system wide (a busy
+ * process outside the workload is sampled too) until COMMAND exits.
+ */
+TEST_F(rec, all_cpus_workload)
+{
+	long long samples;
+	struct out o;
+
+	self->busy = start_busy();
+	ASSERT_GT(self->busy, 0);
+	samples = record(_metadata, "%s record --drain=%s -e cpu-clock -F 1000 -a -o a.data -- sleep 1",
+			 pevt_bin, variant->drain);
+	ASSERT_GT(samples, 10);
+	check_read(_metadata, "a.data", samples);
+	run(&o, "perf script -F pid -i a.data | grep -c '^ *%d *$'", self->busy);
+	EXPECT_GT(atoi(o.out), 10) TH_LOG("samples of the busy pid %d: %s", self->busy, o.out);
+	out_free(&o);
+}
+
+/*
  * kill -9: no features, but every complete round is readable. Without
  * EVENT_DESC a reader names the events from their attrs: pevt report
  * must name them as perf report does (evsel__name: cpu-clock:uH for

@@ -1825,8 +1825,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("nothing to record: give a COMMAND, -a, -C, -p or -t");
 		return -EINVAL;
 	}
-	if (o->argv && (o->system_wide || o->cpu_list || o->pid_list || o->tid_list)) {
-		p_err("a COMMAND cannot be combined with -a, -C, -p or -t");
+	if (o->argv && (o->pid_list || o->tid_list)) {
+		p_err("a COMMAND cannot be combined with -p or -t");
 		return -EINVAL;
 	}
 	if (o->sw.on && !o->overwrite) {
@@ -2036,6 +2036,9 @@ int do_record(int argc, char **argv)
 			p_err("cannot start '%s': %s", o.argv[0], strerror(-ret));
 			goto out;
 		}
+	}
+	/* With -a or -C the events stay CPU-wide: the workload only ends the recording. */
+	if (o.argv && !r.threads) {
 		r.threads = malloc(sizeof(int));
 		if (!r.threads)
 			goto out;
