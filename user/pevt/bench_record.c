@@ -12,6 +12,7 @@
  * time to FILE so the recorder's CPU time is the rest of what wait4()
  * reports for the recorder and its child.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -294,6 +295,26 @@ static void restore_max_rate(struct workload *w)
 		p_info("%s is %lu, could not set it back to %lu", MAX_RATE_FILE, cur, w->max_rate);
 }
 
+/* perf record --threads writes a directory: the sum of its files. */
+static uint64_t dir_bytes(const char *path)
+{
+	char f[512];
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+		if (!stat(f, &st) && S_ISREG(st.st_mode))
+			sum += st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
 static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 		     struct workload *w, const char *dir)
 {
@@ -334,8 +355,7 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 		fclose(f);
 	}
 	u->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
-	/* A directory (--threads): its data files are not summed here. */
-	u->bytes = stat(file, &st) || !S_ISREG(st.st_mode) ? 0 : st.st_size;
+	u->bytes = stat(file, &st) ? 0 : S_ISDIR(st.st_mode) ? dir_bytes(file) : (uint64_t)st.st_size;
 	u->kernel_lost = -1;
 	if (!u->status) {
 		if (r->seq)
