@@ -81,7 +81,7 @@ struct workload {
 };
 
 #define MAX_RATE_FILE	"/proc/sys/kernel/perf_event_max_sample_rate"
-#define SPIN_STEPS	20000000L	/* cpu-clock: default LCG steps per process */
+#define SPIN_STEPS	100000000L	/* cpu-clock: default LCG steps per process */
 #define BUILD_UNITS	8
 
 static double tv_s(struct timeval tv)
@@ -558,7 +558,7 @@ static void write_unit_c(FILE *f, int u)
 	}
 }
 
-/* Unit @u of the stand-in build: 256 KiB of words, the same every time. */
+/* Unit @u of the stand-in build: 512 KiB of words, the same every time. */
 static void write_unit_txt(FILE *f, int u)
 {
 	static const char *const words[] = {
@@ -570,7 +570,7 @@ static void write_unit_txt(FILE *f, int u)
 	long len = 0;
 	int k = 0;
 
-	while (len < 256 * 1024) {
+	while (len < 512 * 1024) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		len += fprintf(f, "%s%c", words[(x >> 33) % (sizeof(words) / sizeof(words[0]))],
 			       ++k % 12 ? ' ' : '\n');
@@ -581,7 +581,7 @@ static void write_unit_txt(FILE *f, int u)
  * The build workload in @dir: BUILD_UNITS C files and `make -j2` of them
  * (cc -O2 -c) where cc and make exist. Else (the test guest: busybox, no
  * compiler) a stand-in of the same shape: two jobs at a time, each a
- * shell running gzip -9 of a 256 KiB text and gzip -d of the result into
+ * shell running gzip -9 of a 512 KiB text and gzip -d of the result into
  * md5sum. Either way build.sh removes the outputs first: the same work
  * in every run.
  */
@@ -632,7 +632,7 @@ static int prepare_build(struct workload *w, const char *dir)
 	snprintf(w->desc, sizeof(w->desc), cc ?
 		 "-e cpu-clock -g of make -j2 of %d C files (cc -O2 -c)" :
 		 "-e cpu-clock -g of a stand-in build (no cc/make here): %d jobs 2 at a time, "
-		 "each sh: gzip -9 of 256 KiB, gzip -d | md5sum", BUILD_UNITS);
+		 "each sh: gzip -9 of 512 KiB, gzip -d | md5sum", BUILD_UNITS);
 	return 0;
 fail:
 	p_err("cannot write the build in %s: %s", dir, strerror(errno));
