@@ -36,7 +36,7 @@ struct rec_run {
 	int64_t kernel_lost;		/* LOST_SAMPLES: perf report's total */
 	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
-	double wall, cpu;
+	double wall, cpu, lost_pct;
 };
 
 #define MAX_REPS	15
@@ -56,7 +56,7 @@ struct rec_row {
 	int64_t kernel_lost;		/* LOST_SAMPLES: perf report's total */
 	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
-	double wall, cpu;
+	double wall, cpu, lost_pct;
 	struct rec_run runs[MAX_REPS];
 };
 
@@ -322,7 +322,7 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	struct timeval t0, t1;
 	struct rusage ru;
 	struct stat st;
-	double loop_cpu = 0;
+	double loop_cpu = 0, all;
 	pid_t pid;
 	int status;
 	FILE *f;
@@ -371,6 +371,9 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 		if (!r->seq)
 			u->lost = u->kernel_lost > (int64_t)u->lost_recs ?
 				  (uint64_t)u->kernel_lost : u->lost_recs;
+		/* lost / (kept + lost); with sequence numbers kept + lost = N. */
+		all = r->seq ? (double)w->n : (double)(u->kept + u->lost);
+		u->lost_pct = all ? 100.0 * u->lost / all : 0;
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", file);
 	if (system(cmd))
@@ -400,6 +403,7 @@ static void run_row(struct rec_row *r, int idx, struct workload *w, const char *
 	r->bytes = (uint64_t)llround(MED(bytes));
 	r->wall = MED(wall);
 	r->cpu = MED(cpu);
+	r->lost_pct = MED(lost_pct);
 #undef MED
 	for (i = k = 0; i < n; i++)
 		if (r->runs[i].kernel_lost >= 0)
@@ -407,7 +411,10 @@ static void run_row(struct rec_row *r, int idx, struct workload *w, const char *
 	r->kernel_lost = k ? (int64_t)llround(median(v, k)) : -1;
 }
 
-/* perf's best mode at @pages: the fewest lost among the rows that ran. */
+/*
+ * perf's best mode at @pages: the lowest lost % (median) among the rows
+ * that ran; with sequence numbers, the fewest lost (N samples every row).
+ */
 static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int pages)
 {
 	const struct rec_row *b = NULL;
@@ -417,7 +424,7 @@ static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int p
 		const struct rec_row *r = &rows[i];
 
 		if (r->perf && !r->z && r->pages == pages && !r->status &&
-		    (!b || r->lost < b->lost))
+		    (!b || r->lost_pct < b->lost_pct))
 			b = r;
 	}
 	return b;
@@ -432,6 +439,9 @@ static double ratio(double a, double b)
 /*
  * The issue's targets as ratios to perf's best mode at the same -m:
  * loss (0 at -m 16, <= 0.2 x perf's at -m 1) and recorder CPU time (<= 1).
+ * Loss as lost %: without sequence numbers the rows do not see the same
+ * number of samples (cpu-clock -a samples the recorder and lasts as long
+ * as the run), so counts would not compare.
  */
 static void print_ratios(const struct rec_row *rows, int nr)
 {
@@ -445,7 +455,7 @@ static void print_ratios(const struct rec_row *rows, int nr)
 		if (r->perf || r->status || !(b = best_perf(rows, nr, r->pages)))
 			continue;
 		printf("%-26s %-26s %12.3f %12.3f\n", r->name, b->name,
-		       ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
+		       ratio(r->lost_pct, b->lost_pct), ratio(r->cpu, b->cpu));
 	}
 }
 
@@ -501,7 +511,7 @@ static void print_compression(const struct rec_row *rows, int nr)
 			printf("%12.3f", ratio(zratio(rows, r), zratio(rows, pz)));
 		else
 			printf("%12s", "-");
-		printf(" %12.3f\n", ratio(r->lost, rows[r->base].lost));
+		printf(" %12.3f\n", ratio(r->lost_pct, rows[r->base].lost_pct));
 	}
 }
 
@@ -717,16 +727,10 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 		fprintf(jf, "%" PRId64, u->kernel_lost);
 	else
 		fprintf(jf, "null");
-	fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f}",
+	fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 		u->bytes, u->wall, u->cpu);
-}
-
-/* lost / (kept + lost) in %; with sequence numbers kept + lost = N. */
-static double lost_pct(const struct rec_row *r, const struct workload *w)
-{
-	double all = r->seq ? (double)w->n : (double)(r->kept + r->lost);
-
-	return all ? 100.0 * r->lost / all : 0;
+	json_num(jf, "lost_pct", u->lost_pct);
+	fprintf(jf, "}");
 }
 
 int bench_record(int argc, char **argv)
@@ -890,7 +894,7 @@ int bench_record(int argc, char **argv)
 		snprintf(recs, sizeof(recs), "%" PRIu64, r->lost_recs);
 		printf("%-26s %10" PRIu64 " %10" PRIu64 " %10s %10s %8s %8.3f%% %10.2f %8.1f %8.2f",
 		       r->name, r->kept, r->lost, recs, kern,
-		       dups, lost_pct(r, &w), r->bytes / 1048576.0,
+		       dups, r->lost_pct, r->bytes / 1048576.0,
 		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
 		if (wide)
 			printf(" %8.2f", r->wall);
@@ -932,7 +936,7 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, "null");
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
-			json_num(jf, "lost_pct", lost_pct(r, &w));
+			json_num(jf, "lost_pct", r->lost_pct);
 			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
 			if (r->kernel_lost >= 0)
 				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->kernel_lost);
@@ -945,7 +949,7 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, ",\"uncompressed_row\":");
 				json_str(jf, rows[r->base].name);
 				json_num(jf, "z_ratio", zratio(rows, r));
-				json_num(jf, "lost_vs_uncompressed", ratio(r->lost, rows[r->base].lost));
+				json_num(jf, "lost_vs_uncompressed", ratio(r->lost_pct, rows[r->base].lost_pct));
 				if (!r->perf && pz)
 					json_num(jf, "z_ratio_vs_perf",
 						 ratio(zratio(rows, r), zratio(rows, pz)));
@@ -956,7 +960,7 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, ",\"perf_best\":");
 				if (b) {
 					json_str(jf, b->name);
-					json_num(jf, "lost_ratio", ratio(r->lost, b->lost));
+					json_num(jf, "lost_ratio", ratio(r->lost_pct, b->lost_pct));
 					json_num(jf, "cpu_ratio", ratio(r->cpu, b->cpu));
 				} else {
 					fprintf(jf, "null");
