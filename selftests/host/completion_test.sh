@@ -25,7 +25,7 @@ complete_has() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..13"
 complete_has stat pevt st
 complete_has list pevt l
 complete_has --repeat pevt stat --rep
@@ -36,6 +36,7 @@ complete_has '{cs,page-faults' pevt stat --event '{cs,page-f'
 complete_has pevt pevt stat -b pe
 complete_has fairness pevt bench fa
 complete_has scenario pevt bench fairness sce
+complete_has workload pevt bench record wor
 complete_has index pevt data in
 complete_has --slice-size pevt data index --sl
 exit $failed

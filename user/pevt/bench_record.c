@@ -12,6 +12,7 @@
  * time to FILE so the recorder's CPU time is the rest of what wait4()
  * reports for the recorder and its child.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,6 +29,18 @@
 
 #include "main.h"
 
+/* One run of a row. */
+struct rec_run {
+	int status;
+	uint64_t kept, distinct, dups, lost;
+	int64_t kernel_lost;		/* LOST_SAMPLES: perf report's total */
+	uint64_t lost_recs;		/* the sum of the LOST records */
+	uint64_t bytes;
+	double wall, cpu, lost_pct;
+};
+
+#define MAX_REPS	15
+
 struct rec_row {
 	char name[64];
 	char cmd[512];
@@ -37,44 +50,129 @@ struct rec_row {
 	bool ztwin;			/* gets a -z twin (with z yes) */
 	int base;			/* -z rows: the same recorder without -z */
 	int pages;
-	/* results */
-	int status;
+	/* results: the medians of the runs (status: the first failed run's) */
+	int status, failed_run;
 	uint64_t kept, distinct, dups, lost;
 	int64_t kernel_lost;		/* LOST_SAMPLES: perf report's total */
 	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
-	double wall, cpu;
+	double wall, cpu, lost_pct;
+	struct rec_run runs[MAX_REPS];
 };
 
 #define MAX_ROWS	48
+
+enum workload_kind { W_SYSCALLS, W_CPU_CLOCK, W_BUILD };
+
+static const char *const workload_names[] = { "syscalls", "cpu-clock", "build" };
+
+/* What every row records, and how often. */
+struct workload {
+	enum workload_kind kind;
+	long n;				/* getppid() calls; cpu-clock: LCG steps per process */
+	int reps;
+	bool seq;			/* sequence numbers: exact loss and duplicates */
+	unsigned long max_rate;		/* perf_event_max_sample_rate at the start */
+	unsigned long freq;		/* cpu-clock: -F (default max_rate) */
+	int rate_restored;		/* runs before which the kernel had lowered it */
+	char events[128];		/* the recorders' event options */
+	char what[512];			/* the workload, after -- */
+	char desc[256];			/* the header line's description */
+};
+
+#define MAX_RATE_FILE	"/proc/sys/kernel/perf_event_max_sample_rate"
+#define SPIN_STEPS	100000000L	/* cpu-clock: default LCG steps per process */
+#define BUILD_UNITS	8
 
 static double tv_s(struct timeval tv)
 {
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+static void write_cpu(const char *file, double cpu)
+{
+	FILE *f = fopen(file, "w");
+
+	if (f) {
+		fprintf(f, "%.6f\n", cpu);
+		fclose(f);
+	}
+}
+
+/* CPU time of this process and of the children it waited for. */
+static double cpu_self_children(void)
+{
+	struct rusage self, kids;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return tv_s(self.ru_utime) + tv_s(self.ru_stime) +
+	       tv_s(kids.ru_utime) + tv_s(kids.ru_stime);
+}
+
+/* @n steps of an LCG the compiler cannot fold: fixed work, no system call. */
+static uint64_t spin(long n)
+{
+	uint64_t x = 1;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+/*
+ * The workloads of bench record, each writing its own CPU time (with its
+ * children's) to FILE:
+ *   record-loop N FILE           N getppid(i) calls (sequence numbers)
+ *   record-loop spin N FILE      two processes of N LCG steps each
+ *   record-loop run FILE CMD...  CMD (a build), its exit status
+ */
 int bench_record_loop(int argc, char **argv)
 {
-	struct rusage ru;
+	int status, ret = 0, k;
+	pid_t pid;
 	long n, i;
-	FILE *f;
 
+	if (argc >= 3 && !strcmp(argv[0], "spin")) {
+		n = atol(argv[1]);
+		for (k = 0; k < 2; k++) {
+			pid = fork();
+			if (!pid)
+				_exit(spin(n) == 42);
+			if (pid < 0)
+				return -1;
+		}
+		while (wait(&status) > 0)
+			if (!WIFEXITED(status))
+				ret = -1;
+		write_cpu(argv[2], cpu_self_children());
+		return ret;
+	}
+	if (argc >= 3 && !strcmp(argv[0], "run")) {
+		pid = fork();
+		if (!pid) {
+			execvp(argv[2], argv + 2);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return -1;
+		write_cpu(argv[1], cpu_self_children());
+		return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+	}
 	if (argc < 2)
 		return -1;
 	n = atol(argv[0]);
 	for (i = 0; i < n; i++)
 		syscall(SYS_getppid, i);
-	getrusage(RUSAGE_SELF, &ru);
-	f = fopen(argv[1], "w");
-	if (f) {
-		fprintf(f, "%.6f\n", tv_s(ru.ru_utime) + tv_s(ru.ru_stime));
-		fclose(f);
-	}
+	write_cpu(argv[1], cpu_self_children());
 	return 0;
 }
 
 /* Sequence numbers of the getppid() samples of @file: kept, distinct, dups. */
-static int count_seq(struct rec_row *r, const char *file, long n)
+static int count_seq(struct rec_run *r, const char *file, long n)
 {
 	char cmd[512], line[512];
 	uint8_t *seen = calloc((n + 7) / 8, 1);
@@ -134,40 +232,109 @@ static int64_t kernel_lost_of(const char *file)
 	return v;
 }
 
-static int count_samples(struct rec_row *r, const char *file, long n)
+/*
+ * Without sequence numbers: kept = the samples in @file (perf script, one
+ * line each), and the sum of its LOST records ("TID PERF_RECORD_LOST lost
+ * N" lines).
+ */
+static int count_samples(struct rec_run *r, const char *file)
 {
 	char cmd[512], line[512];
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "perf script -F tid -i %s 2>/dev/null", file);
+	snprintf(cmd, sizeof(cmd), "perf script -F tid --show-lost-events -i %s 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p)
 		return -errno;
-	while (fgets(line, sizeof(line), p))
-		r->kept++;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long long s;
+		char *q = strstr(line, "PERF_RECORD_LOST lost ");
+
+		if (q && sscanf(q, "PERF_RECORD_LOST lost %llu", &s) == 1)
+			r->lost_recs += s;
+		else if (!strstr(line, "PERF_RECORD_"))
+			r->kept++;
+	}
 	pclose(p);
-	/* Every syscall of the loop's process; at least the N getppid(). */
-	r->lost = r->kept >= (uint64_t)n ? 0 : n - r->kept;
 	return 0;
 }
 
-static void run_row(struct rec_row *r, int idx, long n, const char *dir)
+static unsigned long read_max_rate(void)
 {
-	char file[256], cpuf[256], cmd[1024], buf[64];
+	unsigned long v = 0;
+	FILE *f = fopen(MAX_RATE_FILE, "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The kernel lowers perf_event_max_sample_rate when sampling interrupts
+ * take too long (every few seconds under TCG); -F above it is refused.
+ * Each run starts from the value the bench started with.
+ */
+static void restore_max_rate(struct workload *w)
+{
+	unsigned long cur = read_max_rate();
+	bool ok;
+	FILE *f;
+
+	if (!w->max_rate || !cur || cur >= w->max_rate)
+		return;
+	f = fopen(MAX_RATE_FILE, "w");
+	ok = f && fprintf(f, "%lu\n", w->max_rate) > 0;
+	if (f && fclose(f))
+		ok = false;
+	if (ok)
+		w->rate_restored++;
+	else
+		p_info("%s is %lu, could not set it back to %lu", MAX_RATE_FILE, cur, w->max_rate);
+}
+
+/* perf record --threads writes a directory: the sum of its files. */
+static uint64_t dir_bytes(const char *path)
+{
+	char f[512];
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		snprintf(f, sizeof(f), "%s/%s", path, de->d_name);
+		if (!stat(f, &st) && S_ISREG(st.st_mode))
+			sum += st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
+		     struct workload *w, const char *dir)
+{
+	char file[256], cpuf[256], cmd[1536], buf[64];
 	struct timeval t0, t1;
 	struct rusage ru;
 	struct stat st;
-	double loop_cpu = 0;
+	double loop_cpu = 0, all;
 	pid_t pid;
 	int status;
 	FILE *f;
 
+	memset(u, 0, sizeof(*u));
+	if (w->kind != W_SYSCALLS)
+		restore_max_rate(w);
 	/* perf --threads writes a directory: one name per row, removed after. */
 	snprintf(file, sizeof(file), "%s/row%d.data", dir, idx);
 	snprintf(cpuf, sizeof(cpuf), "%s/loop.cpu", dir);
 	unlink(cpuf);
-	snprintf(cmd, sizeof(cmd), "%s -o %s -- /proc/%d/exe bench record-loop %ld %s >/dev/null 2>&1",
-		 r->cmd, file, (int)getpid(), n, cpuf);
+	snprintf(cmd, sizeof(cmd), "%s -o %s -- %s >/dev/null 2>&1", r->cmd, file, w->what);
 	gettimeofday(&t0, NULL);
 	pid = fork();
 	if (!pid) {
@@ -175,35 +342,79 @@ static void run_row(struct rec_row *r, int idx, long n, const char *dir)
 		_exit(127);
 	}
 	if (pid < 0 || wait4(pid, &status, 0, &ru) != pid) {
-		r->status = -1;
+		u->status = -1;
 		return;
 	}
 	gettimeofday(&t1, NULL);
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r->wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_usec - t0.tv_usec) / 1e6;
+	u->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	u->wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_usec - t0.tv_usec) / 1e6;
 	f = fopen(cpuf, "r");
 	if (f) {
 		if (fgets(buf, sizeof(buf), f))
 			loop_cpu = atof(buf);
 		fclose(f);
 	}
-	r->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
-	/* A directory (--threads): its data files are not summed here. */
-	r->bytes = stat(file, &st) || !S_ISREG(st.st_mode) ? 0 : st.st_size;
-	r->kernel_lost = -1;
-	if (!r->status) {
+	u->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
+	u->bytes = stat(file, &st) ? 0 : S_ISDIR(st.st_mode) ? dir_bytes(file) : (uint64_t)st.st_size;
+	u->kernel_lost = -1;
+	if (!u->status) {
 		if (r->seq)
-			count_seq(r, file, n);
+			count_seq(u, file, w->n);
 		else
-			count_samples(r, file, n);
-		r->kernel_lost = kernel_lost_of(file);
+			count_samples(u, file);
+		u->kernel_lost = kernel_lost_of(file);
+		/*
+		 * No sequence numbers: the LOST records, or the kernel's
+		 * count when larger (LOST records still pending in the
+		 * buffers when the recording stops are not in the file).
+		 */
+		if (!r->seq)
+			u->lost = u->kernel_lost > (int64_t)u->lost_recs ?
+				  (uint64_t)u->kernel_lost : u->lost_recs;
+		/* lost / (kept + lost); with sequence numbers kept + lost = N. */
+		all = r->seq ? (double)w->n : (double)(u->kept + u->lost);
+		u->lost_pct = all ? 100.0 * u->lost / all : 0;
 	}
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", file);
 	if (system(cmd))
 		p_info("could not remove %s", file);
 }
 
-/* perf's best mode at @pages: the fewest lost among the rows that ran. */
+/* Run a row w->reps times; its results are the medians of the runs. */
+static void run_row(struct rec_row *r, int idx, struct workload *w, const char *dir)
+{
+	double v[MAX_REPS];
+	int i, n = w->reps, k;
+
+	r->status = 0;
+	for (i = 0; i < n; i++) {
+		run_once(&r->runs[i], r, idx, w, dir);
+		if (r->runs[i].status && !r->status) {
+			r->status = r->runs[i].status;
+			r->failed_run = i;
+		}
+	}
+#define MED(field) ({ for (i = 0; i < n; i++) v[i] = r->runs[i].field; median(v, n); })
+	r->kept = (uint64_t)llround(MED(kept));
+	r->distinct = (uint64_t)llround(MED(distinct));
+	r->dups = (uint64_t)llround(MED(dups));
+	r->lost = (uint64_t)llround(MED(lost));
+	r->lost_recs = (uint64_t)llround(MED(lost_recs));
+	r->bytes = (uint64_t)llround(MED(bytes));
+	r->wall = MED(wall);
+	r->cpu = MED(cpu);
+	r->lost_pct = MED(lost_pct);
+#undef MED
+	for (i = k = 0; i < n; i++)
+		if (r->runs[i].kernel_lost >= 0)
+			v[k++] = r->runs[i].kernel_lost;
+	r->kernel_lost = k ? (int64_t)llround(median(v, k)) : -1;
+}
+
+/*
+ * perf's best mode at @pages: the lowest lost % (median) among the rows
+ * that ran; with sequence numbers, the fewest lost (N samples every row).
+ */
 static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int pages)
 {
 	const struct rec_row *b = NULL;
@@ -213,7 +424,7 @@ static const struct rec_row *best_perf(const struct rec_row *rows, int nr, int p
 		const struct rec_row *r = &rows[i];
 
 		if (r->perf && !r->z && r->pages == pages && !r->status &&
-		    (!b || r->lost < b->lost))
+		    (!b || r->lost_pct < b->lost_pct))
 			b = r;
 	}
 	return b;
@@ -228,6 +439,9 @@ static double ratio(double a, double b)
 /*
  * The issue's targets as ratios to perf's best mode at the same -m:
  * loss (0 at -m 16, <= 0.2 x perf's at -m 1) and recorder CPU time (<= 1).
+ * Loss as lost %: without sequence numbers the rows do not see the same
+ * number of samples (cpu-clock -a samples the recorder and lasts as long
+ * as the run), so counts would not compare.
  */
 static void print_ratios(const struct rec_row *rows, int nr)
 {
@@ -241,7 +455,7 @@ static void print_ratios(const struct rec_row *rows, int nr)
 		if (r->perf || r->status || !(b = best_perf(rows, nr, r->pages)))
 			continue;
 		printf("%-26s %-26s %12.3f %12.3f\n", r->name, b->name,
-		       ratio(r->lost, b->lost), ratio(r->cpu, b->cpu));
+		       ratio(r->lost_pct, b->lost_pct), ratio(r->cpu, b->cpu));
 	}
 }
 
@@ -297,7 +511,7 @@ static void print_compression(const struct rec_row *rows, int nr)
 			printf("%12.3f", ratio(zratio(rows, r), zratio(rows, pz)));
 		else
 			printf("%12s", "-");
-		printf(" %12.3f\n", ratio(r->lost, rows[r->base].lost));
+		printf(" %12.3f\n", ratio(r->lost_pct, rows[r->base].lost_pct));
 	}
 }
 
@@ -318,65 +532,292 @@ static const char *cpuf_of(const char *dir)
 	return path;
 }
 
+/* The temporary directory: the loop's CPU time file, the build's files. */
+static void remove_dir(const char *dir)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		p_info("could not remove %s", dir);
+}
+
+static FILE *open_in(const char *dir, const char *name, const char *mode)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return fopen(path, mode);
+}
+
+/* Unit @u of the build: C functions with loops, a switch, an array. */
+static void write_unit_c(FILE *f, int u)
+{
+	int fn, c;
+
+	fprintf(f, "/* pevt bench record: build unit %d */\n\n", u);
+	for (fn = 0; fn < 48; fn++) {
+		fprintf(f, "int u%d_f%d(int x, int y)\n{\n\tint s = %d, t[16] = { 0 };\n\n"
+			"\tfor (int k = 0; k < x; k++) {\n\t\ts += k * %d ^ (s >> %d);\n"
+			"\t\tt[k & 15] += s;\n\t\tif (s & %d)\n\t\t\ts = s * 3 + y;\n"
+			"\t\telse\n\t\t\ts /= %d;\n\t}\n\tswitch (y & 7) {\n",
+			u, fn, u * 131 + fn, fn + 3, fn % 7 + 1, 1 << (fn % 5), fn % 3 + 2);
+		for (c = 0; c < 8; c++)
+			fprintf(f, "\tcase %d:\n\t\ts ^= t[%d] * %d;\n\t\tbreak;\n", c, (c * fn) & 15, c + fn);
+		fprintf(f, "\t}\n\treturn s;\n}\n\n");
+	}
+}
+
+/* Unit @u of the stand-in build: 512 KiB of words, the same every time. */
+static void write_unit_txt(FILE *f, int u)
+{
+	static const char *const words[] = {
+		"perf", "event", "sample", "ring", "buffer", "lost", "record", "kernel",
+		"module", "drain", "write", "page", "cpu", "clock", "build", "fork",
+		"inherit", "callchain", "period", "frequency", "throttle", "wakeup",
+	};
+	uint64_t x = u + 1;
+	long len = 0;
+	int k = 0;
+
+	while (len < 512 * 1024) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		len += fprintf(f, "%s%c", words[(x >> 33) % (sizeof(words) / sizeof(words[0]))],
+			       ++k % 12 ? ' ' : '\n');
+	}
+}
+
+/*
+ * The build workload in @dir: BUILD_UNITS C files and `make -j2` of them
+ * (cc -O2 -c) where cc and make exist. Else (the test guest: busybox, no
+ * compiler) a stand-in of the same shape: two jobs at a time, each a
+ * shell running gzip -9 of a 512 KiB text and gzip -d of the result into
+ * md5sum. Either way build.sh removes the outputs first: the same work
+ * in every run.
+ */
+static int prepare_build(struct workload *w, const char *dir)
+{
+	bool cc = !system("command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1");
+	char name[32];
+	FILE *f;
+	int u;
+
+	for (u = 0; u < BUILD_UNITS; u++) {
+		snprintf(name, sizeof(name), cc ? "u%d.c" : "u%d.txt", u);
+		f = open_in(dir, name, "w");
+		if (!f)
+			goto fail;
+		if (cc)
+			write_unit_c(f, u);
+		else
+			write_unit_txt(f, u);
+		if (fclose(f))
+			goto fail;
+	}
+	if (cc) {
+		f = open_in(dir, "build.mk", "w");
+		if (!f)
+			goto fail;
+		fprintf(f, "all:");
+		for (u = 0; u < BUILD_UNITS; u++)
+			fprintf(f, " u%d.o", u);
+		fprintf(f, "\n%%.o: %%.c\n\tcc -O2 -c -o $@ $<\n");
+		if (fclose(f))
+			goto fail;
+	}
+	f = open_in(dir, "build.sh", "w");
+	if (!f)
+		goto fail;
+	fprintf(f, "cd %s || exit 1\nrm -f *.o *.gz\n", dir);
+	if (cc)
+		fprintf(f, "unset MAKEFLAGS MFLAGS MAKELEVEL\nexec make -s -j2 -f build.mk\n");
+	else
+		fprintf(f, "job() { sh -c \"gzip -9 < u$1.txt > u$1.gz && gzip -dc u$1.gz | md5sum > u$1.o\"; }\n"
+			"for i in 0 2 4 6; do\n\tjob $i & a=$!\n\tjob $((i + 1)) & b=$!\n"
+			"\twait $a || exit 1\n\twait $b || exit 1\ndone\n");
+	if (fclose(f))
+		goto fail;
+	snprintf(w->what, sizeof(w->what), "/proc/%d/exe bench record-loop run %s /bin/sh %s/build.sh",
+		 (int)getpid(), cpuf_of(dir), dir);
+	snprintf(w->desc, sizeof(w->desc), cc ?
+		 "-e cpu-clock -g of make -j2 of %d C files (cc -O2 -c)" :
+		 "-e cpu-clock -g of a stand-in build (no cc/make here): %d jobs 2 at a time, "
+		 "each sh: gzip -9 of 512 KiB, gzip -d | md5sum", BUILD_UNITS);
+	return 0;
+fail:
+	p_err("cannot write the build in %s: %s", dir, strerror(errno));
+	return -1;
+}
+
+/* Workload, events, workload command and description of @w (after the options). */
+static int prepare_workload(struct workload *w, const char *dir)
+{
+	switch (w->kind) {
+	case W_SYSCALLS:
+		snprintf(w->events, sizeof(w->events), "-e raw_syscalls:sys_enter -c 1");
+		snprintf(w->what, sizeof(w->what), "/proc/%d/exe bench record-loop %ld %s",
+			 (int)getpid(), w->n, cpuf_of(dir));
+		snprintf(w->desc, sizeof(w->desc), "-e raw_syscalls:sys_enter -c 1 of %ld getppid() calls",
+			 w->n);
+		return 0;
+	case W_CPU_CLOCK:
+		if (!w->max_rate) {
+			p_err("cannot read %s", MAX_RATE_FILE);
+			return -1;
+		}
+		if (w->freq > w->max_rate) {
+			p_err("freq: %lu is above perf_event_max_sample_rate (%lu)", w->freq,
+			      w->max_rate);
+			return -1;
+		}
+		snprintf(w->events, sizeof(w->events), "-e cpu-clock -F %lu -a",
+			 w->freq ? w->freq : w->max_rate);
+		snprintf(w->what, sizeof(w->what), "/proc/%d/exe bench record-loop spin %ld %s",
+			 (int)getpid(), w->n, cpuf_of(dir));
+		snprintf(w->desc, sizeof(w->desc),
+			 "%s (perf_event_max_sample_rate %lu at the start) of 2 processes of %ld "
+			 "LCG steps each", w->events, w->max_rate, w->n);
+		return 0;
+	case W_BUILD:
+		snprintf(w->events, sizeof(w->events), "-e cpu-clock -g");
+		return prepare_build(w, dir);
+	}
+	return -1;
+}
+
 static int do_bench_record_help(void)
 {
 	fprintf(stderr,
-		"Usage: %s bench record [calls N] [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
+		"Usage: %s bench record [workload W] [calls N] [freq HZ] [reps R]\n"
+		"                         [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
 		"                         [json FILE]\n"
 		"\n"
-		"raw_syscalls:sys_enter -c 1 of N getppid() calls (default 200000),\n"
-		"recorded by Debian perf (-m P, --aio, --threads) and by pevt record\n"
-		"(--backend stock, and pevt when /dev/pevt exists) with each --drain D\n"
-		"(default write,uring,threads,pin; pin: --pin-readers), for each P\n"
-		"(default 1,16); then each pevt row's loss and CPU time as ratios to\n"
+		"Workload W (default syscalls), recorded by Debian perf (-m P, --aio,\n"
+		"--threads) and by pevt record (--backend stock, and pevt when /dev/pevt\n"
+		"exists) with each --drain D (default write,uring,threads,pin; pin:\n"
+		"--pin-readers), for each P (default 1,16), each row R times (default 1,\n"
+		"medians shown); then each pevt row's loss and CPU time as ratios to\n"
 		"perf's best mode at the same P.\n"
+		"  syscalls   raw_syscalls:sys_enter -c 1 of N getppid() calls (default\n"
+		"             200000), each sample numbered: exact loss and duplicates\n"
+		"  cpu-clock  -e cpu-clock -F HZ -a (default HZ: perf_event_max_sample_rate\n"
+		"             at the start) of two processes of N LCG steps each (default\n"
+		"             %ld)\n"
+		"  build      -e cpu-clock -g of make -j2 of %d small C files (without cc\n"
+		"             and make: a stand-in of gzip jobs)\n"
+		"Without sequence numbers lost is the LOST records' sum or the kernel's\n"
+		"count when larger, and duplicates are not known (-).\n"
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
 		"compression ratio next to perf's, and their loss next to the row's\n"
 		"without -z.\n"
-		"Documentation/record.md\n", bin_name);
+		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);
 	return 0;
+}
+
+static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
+{
+	fprintf(jf, "{\"exit\":%d,\"kept\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"duplicates\":",
+		u->status, u->kept, u->lost);
+	if (r->seq)
+		fprintf(jf, "%" PRIu64, u->dups);
+	else
+		fprintf(jf, "null");
+	fprintf(jf, ",\"lost_records_sum\":%" PRIu64 ",\"kernel_lost\":", u->lost_recs);
+	if (u->kernel_lost >= 0)
+		fprintf(jf, "%" PRId64, u->kernel_lost);
+	else
+		fprintf(jf, "null");
+	fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
+		u->bytes, u->wall, u->cpu);
+	json_num(jf, "lost_pct", u->lost_pct);
+	fprintf(jf, "}");
 }
 
 int bench_record(int argc, char **argv)
 {
 	char pages[64] = "1,16", drains[64] = "write,uring,threads,pin", *tok, *save = NULL;
 	char dir[] = "/tmp/pevt-bench-record.XXXXXX";
+	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
-	struct rec_row rows[MAX_ROWS];
-	long n = 200000;
-	int nr = 0, i, z = 0;
+	struct rec_row *rows;
+	int nr = 0, i, k, z = 0, restored;
+	unsigned long ul;
+	bool wide;
 	FILE *jf = NULL;
 
 	while (argc >= 2) {
-		if (is_prefix(*argv, "calls"))
-			n = atol(argv[1]);
-		else if (is_prefix(*argv, "pages"))
+		if (is_prefix(*argv, "calls")) {
+			w.n = atol(argv[1]);
+			if (w.n <= 0)
+				return do_bench_record_help(), -1;
+		} else if (is_prefix(*argv, "workload")) {
+			for (k = 0; k < 3 && strcmp(argv[1], workload_names[k]); k++)
+				;
+			if (k == 3) {
+				p_err("workload: '%s' is not syscalls, cpu-clock or build", argv[1]);
+				return -1;
+			}
+			w.kind = k;
+		} else if (is_prefix(*argv, "freq")) {
+			if (arg_ulong("freq", argv[1], 1, 100000000, &ul))
+				return -1;
+			w.freq = ul;
+		} else if (is_prefix(*argv, "reps")) {
+			if (arg_ulong("reps", argv[1], 1, MAX_REPS, &ul))
+				return -1;
+			w.reps = ul;
+		} else if (is_prefix(*argv, "pages")) {
 			snprintf(pages, sizeof(pages), "%s", argv[1]);
-		else if (is_prefix(*argv, "drains"))
+		} else if (is_prefix(*argv, "drains")) {
 			snprintf(drains, sizeof(drains), "%s", argv[1]);
-		else if (is_prefix(*argv, "json"))
+		} else if (is_prefix(*argv, "json")) {
 			json = argv[1];
-		else if (is_prefix(*argv, "z") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no")))
+		} else if (is_prefix(*argv, "z") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
 			z = !strcmp(argv[1], "yes");
-		else
+		} else {
 			return do_bench_record_help(), -1;
+		}
 		argc -= 2;
 		argv += 2;
 	}
-	if (argc || n <= 0)
+	if (argc)
 		return do_bench_record_help(), -1;
+	if (w.n && w.kind == W_BUILD) {
+		p_err("calls: not with workload build (its work is fixed)");
+		return -1;
+	}
+	if (w.freq && w.kind != W_CPU_CLOCK) {
+		p_err("freq: only with workload cpu-clock");
+		return -1;
+	}
+	if (!w.n)
+		w.n = w.kind == W_CPU_CLOCK ? SPIN_STEPS : 200000;
+	w.seq = w.kind == W_SYSCALLS;
+	w.max_rate = read_max_rate();
+	wide = w.kind != W_SYSCALLS || w.reps > 1;
 	if (json && !(jf = fopen(json, "w"))) {
 		p_err("cannot create %s: %s", json, strerror(errno));
 		return -1;
 	}
-	if (!mkdtemp(dir)) {
-		p_err("mkdtemp: %s", strerror(errno));
+	rows = calloc(MAX_ROWS, sizeof(*rows));
+	if (!rows || !mkdtemp(dir)) {
+		p_err("%s", rows ? strerror(errno) : "out of memory");
+		free(rows);
+		if (jf)
+			fclose(jf);
+		return -1;
+	}
+	if (prepare_workload(&w, dir)) {
+		remove_dir(dir);
+		free(rows);
+		if (jf)
+			fclose(jf);
 		return -1;
 	}
 	for (tok = strtok_r(pages, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		static const char *const perf_modes[] = { "", " --aio", " --threads" };
 		char dl[64], *dtok, *dsave = NULL;
-		int m = atoi(tok), k, first = nr;
+		int m = atoi(tok), first = nr;
 
 		for (k = 0; k < 3 && nr < MAX_ROWS; k++) {
 			struct rec_row *r = &rows[nr++];
@@ -384,8 +825,8 @@ int bench_record(int argc, char **argv)
 			memset(r, 0, sizeof(*r));
 			snprintf(r->name, sizeof(r->name), "perf -m %d%s", m, perf_modes[k]);
 			snprintf(r->cmd, sizeof(r->cmd),
-				 "perf record -q -e raw_syscalls:sys_enter -c 1 -m %d%s", m, perf_modes[k]);
-			r->seq = true;
+				 "perf record -q %s -m %d%s", w.events, m, perf_modes[k]);
+			r->seq = w.seq;
 			r->perf = true;
 			r->ztwin = k == 0;
 			r->pages = m;
@@ -402,11 +843,11 @@ int bench_record(int argc, char **argv)
 					 k ? "pevt" : "stock", dtok, m);
 				/* "pin": --drain=write with --pin-readers */
 				snprintf(r->cmd, sizeof(r->cmd),
-					 "/proc/%d/exe record -q --backend %s %s%s -e raw_syscalls:sys_enter -c 1 -m %d",
+					 "/proc/%d/exe record -q --backend %s %s%s %s -m %d",
 					 (int)getpid(), k ? "pevt" : "stock",
 					 strcmp(dtok, "pin") ? "--drain=" : "--pin-readers",
-					 strcmp(dtok, "pin") ? dtok : "", m);
-				r->seq = true;
+					 strcmp(dtok, "pin") ? dtok : "", w.events, m);
+				r->seq = w.seq;
 				r->ztwin = dtok == dl;
 				r->pages = m;
 				nr++;
@@ -427,34 +868,61 @@ int bench_record(int argc, char **argv)
 			nr++;
 		}
 	}
-	printf("%-26s %10s %10s %10s %10s %8s %9s %10s %8s %8s\n", "recorder", "kept", "lost",
-	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s");
+	if (wide && w.reps > 1)
+		printf("workload %s: %s; median of %d runs per row\n", workload_names[w.kind],
+		       w.desc, w.reps);
+	else if (wide)
+		printf("workload %s: %s; one run per row\n", workload_names[w.kind], w.desc);
+	printf("%-26s %10s %10s %10s %10s %8s %9s %10s %8s %8s%s\n", "recorder", "kept", "lost",
+	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s", wide ? "   wall s" : "");
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
 		char dups[24] = "-", kern[24] = "-", recs[24] = "-";
 
-		run_row(r, i, n, dir);
+		run_row(r, i, &w, dir);
 		if (r->status) {
-			printf("%-26s failed (exit %d)\n", r->name, r->status);
+			printf("%-26s failed (exit %d", r->name, r->status);
+			if (w.reps > 1)
+				printf(" in run %d of %d", r->failed_run + 1, w.reps);
+			printf(")\n");
 			continue;
 		}
 		if (r->seq)
 			snprintf(dups, sizeof(dups), "%" PRIu64, r->dups);
 		if (r->kernel_lost >= 0)
 			snprintf(kern, sizeof(kern), "%" PRId64, r->kernel_lost);
-		if (r->seq)
-			snprintf(recs, sizeof(recs), "%" PRIu64, r->lost_recs);
-		printf("%-26s %10" PRIu64 " %10" PRIu64 " %10s %10s %8s %8.3f%% %10.2f %8.1f %8.2f\n",
+		snprintf(recs, sizeof(recs), "%" PRIu64, r->lost_recs);
+		printf("%-26s %10" PRIu64 " %10" PRIu64 " %10s %10s %8s %8.3f%% %10.2f %8.1f %8.2f",
 		       r->name, r->kept, r->lost, recs, kern,
-		       dups,
-		       100.0 * r->lost / n, r->bytes / 1048576.0,
+		       dups, r->lost_pct, r->bytes / 1048576.0,
 		       r->wall > 0 ? r->bytes / 1048576.0 / r->wall : 0, r->cpu);
+		if (wide)
+			printf(" %8.2f", r->wall);
+		printf("\n");
 		fflush(stdout);
 	}
 	print_ratios(rows, nr);
 	print_compression(rows, nr);
+	restored = w.rate_restored;
+	if (w.kind != W_SYSCALLS) {
+		restore_max_rate(&w);	/* leave it as the bench found it */
+		if (restored)
+			printf("\n%s: lowered by the kernel during the bench, set back to %lu "
+			       "before %d of the %d runs\n", MAX_RATE_FILE, w.max_rate, restored,
+			       nr * w.reps);
+	}
 	if (jf) {
-		fprintf(jf, "{\"calls\":%ld,\"rows\":[", n);
+		fprintf(jf, "{\"workload\":\"%s\",\"calls\":", workload_names[w.kind]);
+		if (w.kind == W_BUILD)
+			fprintf(jf, "null");
+		else
+			fprintf(jf, "%ld", w.n);
+		fprintf(jf, ",\"reps\":%d,\"events\":", w.reps);
+		json_str(jf, w.events);
+		fprintf(jf, ",\"workload_desc\":");
+		json_str(jf, w.desc);
+		fprintf(jf, ",\"max_sample_rate\":%lu,\"max_sample_rate_restored\":%d,\"rows\":[",
+			w.max_rate, restored);
 		for (i = 0; i < nr; i++) {
 			struct rec_row *r = &rows[i];
 
@@ -468,20 +936,20 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, "null");
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
+			json_num(jf, "lost_pct", r->lost_pct);
 			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
 			if (r->kernel_lost >= 0)
 				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->kernel_lost);
 			else
 				fprintf(jf, ",\"kernel_lost\":null");
-			if (r->seq)
-				fprintf(jf, ",\"lost_records_sum\":%" PRIu64, r->lost_recs);
+			fprintf(jf, ",\"lost_records_sum\":%" PRIu64, r->lost_recs);
 			if (r->z) {
 				const struct rec_row *pz = perf_z(rows, nr, r->pages);
 
 				fprintf(jf, ",\"uncompressed_row\":");
 				json_str(jf, rows[r->base].name);
 				json_num(jf, "z_ratio", zratio(rows, r));
-				json_num(jf, "lost_vs_uncompressed", ratio(r->lost, rows[r->base].lost));
+				json_num(jf, "lost_vs_uncompressed", ratio(r->lost_pct, rows[r->base].lost_pct));
 				if (!r->perf && pz)
 					json_num(jf, "z_ratio_vs_perf",
 						 ratio(zratio(rows, r), zratio(rows, pz)));
@@ -492,18 +960,23 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, ",\"perf_best\":");
 				if (b) {
 					json_str(jf, b->name);
-					json_num(jf, "lost_ratio", ratio(r->lost, b->lost));
+					json_num(jf, "lost_ratio", ratio(r->lost_pct, b->lost_pct));
 					json_num(jf, "cpu_ratio", ratio(r->cpu, b->cpu));
 				} else {
 					fprintf(jf, "null");
 				}
 			}
-			fprintf(jf, "}");
+			fprintf(jf, ",\"runs\":[");
+			for (k = 0; k < w.reps; k++) {
+				fprintf(jf, "%s", k ? "," : "");
+				json_run(jf, r, &r->runs[k]);
+			}
+			fprintf(jf, "]}");
 		}
 		fprintf(jf, "]}\n");
 		fclose(jf);
 	}
-	unlink(cpuf_of(dir));
-	rmdir(dir);
+	remove_dir(dir);
+	free(rows);
 	return 0;
 }
