@@ -609,7 +609,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		       struct pevt_context *tctx, bool advance)
 {
 	u64 foreign = vpmu_slots_foreign(smp_processor_id());
-	bool same;
+	bool same, moved = false;
 	u32 n, g, outs;
 	int err;
 
@@ -635,6 +635,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			sched_charge(sc, local_clock());
 			sc->r = sched_next_rot(sc);
 			sc->ticks++;
+			moved = true;
 		}
 	} else if (!sched_find_saved(sc, n, tctx, foreign)) {
 		/*
@@ -653,7 +654,12 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
 
 	outs = sched_unplace(sc, cctx, tctx);
-	if (advance)
+	/*
+	 * Counted with the tick that moved r to r + 1 only: a tick that
+	 * resumed a parked plan (the pair changed since the last pass)
+	 * takes off what the other plan had on, and is not in "ticks".
+	 */
+	if (moved)
 		sc->tick_outs += outs;
 	sc->failed = false;
 	sched_apply(sc, cctx, false);
