@@ -158,8 +158,14 @@ static int sb_finish(struct pevt_dso *dso, struct symbuf *b, bool kallsyms, size
 	size_t i, n = 0, nr_plt = b->nr - nr_regular, a, p, o;
 	struct pevt_sym *out;
 
-	/* names are still offsets, in insertion order: ties keep that order */
-	qsort(b->v, nr_regular, sizeof(*b->v), cmp_sym);
+	/*
+	 * Names are still offsets, in insertion order: ties keep that order.
+	 * Kernel symbols come in address order: no sort then.
+	 */
+	for (i = 1; i < nr_regular && cmp_sym(&b->v[i - 1], &b->v[i]) <= 0; i++)
+		;
+	if (i < nr_regular)
+		qsort(b->v, nr_regular, sizeof(*b->v), cmp_sym);
 	qsort(b->v + nr_regular, nr_plt, sizeof(*b->v), cmp_sym);
 	for (i = 0; i < b->nr; i++)
 		b->v[i].name = b->str + (uintptr_t)b->v[i].name;
@@ -285,12 +291,21 @@ static int load_kallsyms(struct pevt_dso *dso, const char *path, const char *mod
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long addr;
-		char type, name[512];
-		char *nl;
+		char type, *name, *end, *nl;
 		uint8_t bind;
 
-		if (sscanf(line, "%llx %c %511[^\n]", &addr, &type, name) != 3)
+		/* "ADDR TYPE NAME[\t[MODULE]]\n" (was sscanf: 11% of a small report) */
+		addr = strtoull(line, &end, 16);
+		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ' || !end[3] ||
+		    end[3] == '\n')
 			continue;
+		type = end[1];
+		name = end + 3;
+		nl = strchr(name, '\n');
+		if (nl)
+			*nl = 0;
+		if (strlen(name) > 511)
+			name[511] = 0;	/* as %511[^\n] */
 		nl = strchr(name, '\t');	/* "name\t[module]" */
 		if (module) {
 			if (!nl || strcmp(nl + 1, module))
