@@ -744,6 +744,7 @@ int bench_record(int argc, char **argv)
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
+	uint64_t t0;
 
 	while (argc >= 2) {
 		if (is_prefix(*argv, "calls")) {
@@ -875,10 +876,13 @@ int bench_record(int argc, char **argv)
 		printf("workload %s: %s; one run per row\n", workload_names[w.kind], w.desc);
 	printf("%-26s %10s %10s %10s %10s %8s %9s %10s %8s %8s%s\n", "recorder", "kept", "lost",
 	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s", wide ? "   wall s" : "");
+	t0 = now_ns();
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
 		char dups[24] = "-", kern[24] = "-", recs[24] = "-";
 
+		fflush(stdout);
+		progress(true, t0, i, nr, "%s, %d run%s", r->name, w.reps, w.reps > 1 ? "s" : "");
 		run_row(r, i, &w, dir);
 		if (r->status) {
 			printf("%-26s failed (exit %d", r->name, r->status);

@@ -27,7 +27,9 @@ struct run {
 	int status;
 };
 
-static const char *const modes[] = { "--no-children -g none", "--children -g none" };
+/* graph yes: the call graph modes too (perf report's default is --children) */
+static const char *const modes[] = { "--no-children -g none", "--children -g none",
+				     "--no-children", "--children" };
 
 /* Run @argv with stdout to @out (or /dev/null); rusage of the child. */
 static int run_once(char *const argv[], const char *out, struct run *r)
@@ -117,16 +119,25 @@ int bench_report(int argc, char **argv)
 {
 	const char *files[MAX_FILES], *json = NULL;
 	char self[4096], nthr[16], tmpa[64], tmpb[64];
-	int nr_files = 0, reps = 1, threads = sysconf(_SC_NPROCESSORS_ONLN), f, m, t;
+	int nr_files = 0, reps = 1, threads = sysconf(_SC_NPROCESSORS_ONLN), f, m, t, nr_modes = 2;
 	ssize_t n;
 	FILE *jf = NULL;
 	bool first = true;
+	uint64_t t0;
+	int step = 0;
 
 	while (argc > 0) {
 		if (!strcmp(*argv, "-h") || !strcmp(*argv, "--help") || !strcmp(*argv, "help")) {
-			printf("usage: %s bench report [reps R] [threads N] [json FILE] FILE...\n",
+			printf("usage: %s bench report [reps R] [threads N] [graph yes|no] [json FILE] FILE...\n",
 			       bin_name);
 			return 0;
+		} else if (!strcmp(*argv, "graph") && argc > 1) {
+			if (strcmp(argv[1], "yes") && strcmp(argv[1], "no")) {
+				p_err("graph: 'yes' or 'no', not '%s'", argv[1]);
+				return -1;
+			}
+			nr_modes = !strcmp(argv[1], "yes") ? 4 : 2;
+			argc -= 2, argv += 2;
 		} else if (!strcmp(*argv, "reps") && argc > 1) {
 			reps = atoi(argv[1]);
 			argc -= 2, argv += 2;
@@ -145,7 +156,8 @@ int bench_report(int argc, char **argv)
 		}
 	}
 	if (!nr_files || reps < 1 || reps > 64 || threads < 1) {
-		p_err("usage: %s bench report [reps R] [threads N] [json FILE] FILE...", bin_name);
+		p_err("usage: %s bench report [reps R] [threads N] [graph yes|no] [json FILE] FILE...",
+		      bin_name);
 		return -1;
 	}
 	/* a missing file (or a misspelt option) before perf runs on it */
@@ -172,12 +184,13 @@ int bench_report(int argc, char **argv)
 		}
 		fprintf(jf, "[");
 	}
-	printf("%-28s %-22s %-10s %8s %8s %9s %12s %6s\n", "file", "mode", "tool", "wall s",
-	       "cpu s", "rss MB", "samples/s", "same");
+	printf("%-28s %-22s %-10s %8s %8s %9s %12s %7s %6s\n", "file", "mode", "tool", "wall s",
+	       "cpu s", "rss MB", "samples/s", "x perf", "same");
+	t0 = now_ns();
 	for (f = 0; f < nr_files; f++) {
 		uint64_t ns = nr_samples(files[f]);
 
-		for (m = 0; m < 2; m++) {
+		for (m = 0; m < nr_modes; m++) {
 			char *margv[3] = { 0 };
 			char mbuf[64];
 			struct run perf_r = { 0 };
@@ -207,6 +220,8 @@ int bench_report(int argc, char **argv)
 				av[k++] = margv[0];
 				av[k++] = margv[1];
 				av[k++] = margv[2];
+				progress(true, t0, step++, nr_files * nr_modes * 3, "%s %s: %s x %d",
+					 tool, modes[m], files[f], reps);
 				if (run_reps(av, t == 0 ? tmpa : tmpb, reps, &r)) {
 					p_err("cannot run %s", av[0]);
 					continue;
@@ -215,9 +230,10 @@ int bench_report(int argc, char **argv)
 					perf_r = r;
 				else if (m == 0)
 					same = same_rows(tmpa, tmpb);
-				printf("%-28.28s %-22s %-10s %8.2f %8.2f %9.1f %12.0f %6s\n", files[f],
+				printf("%-28.28s %-22s %-10s %8.2f %8.2f %9.1f %12.0f %7.2f %6s\n", files[f],
 				       modes[m], t == 2 ? (snprintf(mbuf, sizeof(mbuf), "pevt-%d", threads), mbuf) : tool,
 				       r.wall, r.cpu, r.rss_kb / 1024.0, r.wall > 0 ? ns / r.wall : 0,
+				       r.wall > 0 ? perf_r.wall / r.wall : 0,
 				       r.status ? "error" : same < 0 ? "-" : same ? "yes" : "NO");
 				if (jf) {
 					fprintf(jf, "%s{\"file\":", first ? "" : ",");
