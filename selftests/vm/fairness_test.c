@@ -763,8 +763,15 @@ TEST(tick_moves)
 		fputs("N", f);
 		fclose(f);
 	}
-	EXPECT_LE(per[0], 1.25);	/* 1.02-1.05 measured: switches cut rotations short */
-	EXPECT_LT(per[0] + 0.5, per[1]);
+	/*
+	 * 1.02-1.05 on a quiet host, 1.15-1.35 seen in loaded make checks:
+	 * a tick after a task switch, a classic pass or a replan starts
+	 * from a placement that is not rotation r's and may take off two.
+	 * The full pass takes off both every time (2.00-2.04): the bound
+	 * and the margin below catch a tick that takes everything off.
+	 */
+	EXPECT_LE(per[0], 1.6);
+	EXPECT_LT(per[0] + 0.35, per[1]);
 }
 
 TEST_HARNESS_MAIN
