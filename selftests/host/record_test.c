@@ -427,6 +427,27 @@ TEST_F(rec, write_error)
 	out_free(&o);
 }
 
+/*
+ * A workload that cannot exec: "cannot run", exit 127, both when record
+ * waits for the exec (enable_on_exec) and when it drains while the exec
+ * is pending (-a: record_loop() reads the exec's errno).
+ */
+TEST_F(rec, exec_fails)
+{
+	static const char *const how[] = { "-e cpu-clock", "-e cpu-clock -a" };
+	struct out o;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		run(&o, "%s record --drain=%s %s -o e.data -- /nonexistent/cmd arg",
+		    pevt_bin, variant->drain, how[i]);
+		EXPECT_EQ(127, o.status) TH_LOG("%s: %s", how[i], o.err);
+		EXPECT_NE(NULL, strstr(o.err, "cannot run '/nonexistent/cmd': No such file or directory"))
+			TH_LOG("%s: %s", how[i], o.err);
+		out_free(&o);
+	}
+}
+
 TEST_F(rec, bad_options)
 {
 	struct out o;

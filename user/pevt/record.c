@@ -1604,7 +1604,31 @@ static bool take_signals(struct record *r, int sfd)
 	return chld;
 }
 
-static int exec_check(struct record *r, int err_fd);
+/*
+ * The workload's exec: 0 while it is pending (or done), 1 when it failed
+ * (said, child reaped, r->exec_failed = 127).  @err_fd gives the exec's
+ * errno, or EOF when it succeeded (close on exec); a blocking @err_fd
+ * waits for either.
+ */
+static int exec_check(struct record *r, int err_fd)
+{
+	ssize_t n;
+	int e;
+
+	do
+		n = read(err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN)
+		return 0;
+	r->exec_fd = -1;
+	if (n != sizeof(e))
+		return 0;
+	waitpid(r->child, NULL, 0);
+	r->child = 0;
+	r->exec_failed = 127;
+	p_err("cannot run '%s': %s", r->o->argv[0], strerror(e));
+	return 1;
+}
 
 static int record_loop(struct record *r, int sfd)
 {
@@ -1906,43 +1930,15 @@ static void free_record(struct record *r)
 }
 
 /*
- * Enable the events and let the workload exec.  0, or the exit code: 127
- * if the workload could not run, 1 for other errors.
- */
-/*
- * The workload's exec: 0 while it is pending (or done), 1 when it failed
- * (said, child reaped, r->exec_failed set).  @err_fd gives the exec's
- * errno, or EOF when it succeeded (close on exec).
- */
-static int exec_check(struct record *r, int err_fd)
-{
-	ssize_t n;
-	int e;
-
-	n = read(err_fd, &e, sizeof(e));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	r->exec_fd = -1;
-	if (n != sizeof(e))
-		return 0;
-	waitpid(r->child, NULL, 0);
-	r->child = 0;
-	r->exec_failed = 127;
-	p_err("cannot run '%s': %s", r->o->argv[0], strerror(e));
-	return 1;
-}
-
-/*
  * Enable the events and let the workload go.  When events are already
  * sampling (-a/-C with a COMMAND: not enable_on_exec) the exec is not
  * waited for here: the buffers would fill, undrained, for as long as it
- * takes (100-150 ms in a TCG guest, 1700-7000 samples lost at 100 kHz
- * -a -m 16); record_loop() checks r->exec_fd instead.
+ * takes (100-150 ms in a TCG guest; bursts of 500-1900 samples lost at
+ * 100 kHz -a -m 16); record_loop() checks r->exec_fd instead.  0, or the
+ * exit code: 127 if the workload could not run, 1 for other errors.
  */
 static int start_targets(struct record *r, int err_fd, bool wait_exec)
 {
-	int e;
-
 	if (!r->child) {
 		for_each_evsel(r, pevt_evsel__enable, true);
 		return 0;
@@ -1959,13 +1955,7 @@ static int start_targets(struct record *r, int err_fd, bool wait_exec)
 		r->exec_fd = err_fd;
 		return 0;
 	}
-	if (read(err_fd, &e, sizeof(e)) == sizeof(e)) {
-		waitpid(r->child, NULL, 0);
-		r->child = 0;
-		p_err("cannot run '%s': %s", r->o->argv[0], strerror(e));
-		return 127;
-	}
-	return 0;
+	return exec_check(r, err_fd) ? r->exec_failed : 0;
 }
 
 /* ---- --overwrite: the file parts of a snapshot (snapshot.c) ------------ */
