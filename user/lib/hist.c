@@ -10,6 +10,7 @@
  * result does not depend on how samples were split over threads.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,11 @@
  * entry instead of 224.
  */
 #define HIST_CHUNK	16384
+/*
+ * Whole 2 MB: 16384 entries of 120 bytes are a little less, and would come
+ * from the heap, page by page (11 us a page fault in a PVM guest).
+ */
+#define CHUNK_BYTES	pevt_big_size(HIST_CHUNK * sizeof(struct pevt_hist_entry))
 
 static struct pevt_hist_entry *entry(const struct pevt_hists *h, size_t i)
 {
@@ -45,7 +51,7 @@ void pevt_hists__exit(struct pevt_hists *h)
 
 	pevt_cc_arena__free(&h->arena);
 	for (i = 0; i < h->nr; i += HIST_CHUNK)
-		pevt_big_free(h->v[i / HIST_CHUNK], HIST_CHUNK * sizeof(**h->v));
+		pevt_big_free(h->v[i / HIST_CHUNK], CHUNK_BYTES);
 	free(h->v);
 	pevt_big_free(h->used, h->cap * sizeof(*h->used));
 	memset(h, 0, sizeof(*h));
@@ -145,7 +151,7 @@ struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_
 		if (!nv)
 			return NULL;
 		h->v = nv;
-		h->v[h->nr / HIST_CHUNK] = pevt_big_alloc(HIST_CHUNK * sizeof(**h->v));
+		h->v[h->nr / HIST_CHUNK] = pevt_big_alloc(CHUNK_BYTES);
 		if (!h->v[h->nr / HIST_CHUNK])
 			return NULL;
 	}
@@ -275,33 +281,6 @@ static int cmp_key_sort(const struct pevt_hist_entry *a, const struct pevt_hist_
 	}
 	return 0;
 }
-
-/* perf's collapsed-tree order (se_cmp). */
-static int cmp_key_collapse(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b,
-			    int key, bool has_dso)
-{
-	int r;
-
-	switch (key) {
-	case PEVT_SORT_SYM:
-		/* _sort__addr_cmp(): a signed difference, as perf has it */
-		if (!a->k.sym && !b->k.sym)
-			return sdiff(a->k.ip, b->k.ip);
-		if (!has_dso) {
-			r = cmp_key_sort(a, b, PEVT_SORT_DSO);
-			if (r)
-				return r;
-		}
-		if (!a->k.sym || !b->k.sym)
-			return cmp_null(a->k.sym, b->k.sym);
-		if (a->k.sym->start != b->k.sym->start)
-			return sdiff(a->k.sym->start, b->k.sym->start);
-		return sdiff(a->k.sym->end, b->k.sym->end);
-	default:
-		return cmp_key_sort(a, b, key);
-	}
-}
-
 static bool sort_children;
 static const struct pevt_hists *sort_h;
 
@@ -335,34 +314,6 @@ static int cmp_output(const struct pevt_hist_entry *a, const struct pevt_hist_en
 			return r;
 	}
 	return 0;
-}
-
-static int cmp_total(const void *pa, const void *pb);
-
-/* The collapsed tree's order: perf inserts the output entries in it. */
-static int cmp_collapsed(const void *pa, const void *pb)
-{
-	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
-	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
-	bool has_dso = false;
-	int i, r;
-
-	for (i = 0; i < sort_h->nr_keys; i++)
-		has_dso |= sort_h->keys[i] == PEVT_SORT_DSO;
-	for (i = 0; i < sort_h->nr_keys; i++) {
-		r = cmp_key_collapse(a, b, sort_h->keys[i], has_dso);
-		if (r)
-			return r;
-	}
-	/* Entries perf would have merged (same names): any fixed order. */
-	if (a->k.dso != b->k.dso && a->k.dso && b->k.dso) {
-		r = strcmp(a->k.dso->long_name, b->k.dso->long_name);
-		if (r)
-			return r;
-	}
-	if (a->k.ip != b->k.ip)
-		return (a->k.ip > b->k.ip) - (a->k.ip < b->k.ip);
-	return cmp_total(pa, pb);
 }
 
 /* ---- perf's output rbtree, replayed (lib/rbtree.c insertion) ------------- */
@@ -448,63 +399,338 @@ static size_t rb_walk(const struct rbn *t, int n, struct pevt_hist_entry **in,
 	return k;
 }
 
-static int cmp_str(const char *a, const char *b)
+struct psort_half {
+	void **v;
+	size_t n;
+	int (*cmp)(const void *, const void *);
+};
+
+static void *psort_half(void *arg)
 {
-	if (!a || !b)
-		return !a - !b;
-	return strcmp(a, b);
+	struct psort_half *a = arg;
+
+	qsort(a->v, a->n, sizeof(*a->v), a->cmp);
+	return NULL;
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
+/*
+ * qsort() of @v as glibc's merge sort does it at its top level: each half
+ * sorted, then merged taking the left one unless the right one is less.
+ * With @two the halves are sorted on two threads.  The split is the same
+ * either way, so the result is the same for any thread count, even with
+ * a comparison that is not transitive; with one that is, it is a stable
+ * sort.
+ */
+static void psort(void **v, size_t n, int (*cmp)(const void *, const void *), bool two)
+{
+	struct psort_half a = { v, n / 2, cmp }, b = { v + n / 2, n - n / 2, cmp };
+	void **tmp = n >= 2 ? malloc(n * sizeof(*tmp)) : NULL;
+	size_t i = 0, j = a.n, k = 0;
+	pthread_t th;
+	bool threaded;
+
+	if (!tmp) {
+		qsort(v, n, sizeof(*v), cmp);
+		return;
+	}
+	threaded = two && n >= 4096 && !pthread_create(&th, NULL, psort_half, &a);
+	psort_half(&b);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		psort_half(&a);
+	while (i < a.n && j < n)
+		tmp[k++] = cmp(&v[i], &v[j]) <= 0 ? v[i++] : v[j++];
+	while (i < a.n)
+		tmp[k++] = v[i++];
+	memcpy(v, tmp, k * sizeof(*v));
+	free(tmp);
+}
+
+/*
+ * The sort's view of an entry: names replaced by their ranks (equal names,
+ * equal ranks; none: after all), so that the sorts compare integers in one
+ * array instead of strings behind the entries' pointers.  Each comparison
+ * below is its twin above on these fields.
+ */
+#define NO_RANK	UINT32_MAX
+struct dec {
+	uint64_t period, period_acc, ip, sym_start, sym_end;
+	const struct pevt_dso *dso;
+	uint32_t comm, dso_long, dso_short, sym_name;
+	int32_t tid, cpu;
+	bool has_sym;
+	struct pevt_hist_entry *e;
+};
+
+struct rank_ref {
+	const void *p;
+	uint32_t i;
+};
+
+static const char *(*rank_name)(const void *p);
+
+static int cmp_ref_name(const void *pa, const void *pb)
+{
+	const struct rank_ref *a = pa, *b = pb;
+
+	return strcmp(rank_name(a->p), rank_name(b->p));
+}
+
+/* out[i] = the rank of name(p[i]) among the names; NULL: NO_RANK */
+static int ranks(const void *const *p, size_t n, const char *(*name)(const void *), uint32_t *out)
+{
+	size_t cap = 64, i, j, nu = 0;
+	struct rank_ref *u, *tab;
+	uint32_t *rank, r = 0;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	tab = pevt_big_alloc(cap * sizeof(*tab));	/* zeroed */
+	u = malloc((n + 1) * sizeof(*u));
+	rank = malloc((n + 1) * sizeof(*rank));
+	if (!tab || !u || !rank) {
+		pevt_big_free(tab, cap * sizeof(*tab));
+		free(u);
+		free(rank);
+		return -ENOMEM;
+	}
+	/* out[i] = a number per distinct pointer, first */
+	for (i = 0; i < n; i++) {
+		uint64_t h = (uintptr_t)p[i] * 0x9e3779b97f4a7c15ull;
+
+		if (!p[i]) {
+			out[i] = NO_RANK;
+			continue;
+		}
+		for (j = (h >> 32) & (cap - 1); tab[j].p && tab[j].p != p[i]; j = (j + 1) & (cap - 1))
+			;
+		if (!tab[j].p) {
+			tab[j] = (struct rank_ref){ p[i], nu };
+			u[nu] = tab[j];
+			nu++;
+		}
+		out[i] = tab[j].i;
+	}
+	rank_name = name;
+	qsort(u, nu, sizeof(*u), cmp_ref_name);
+	for (i = 0; i < nu; i++) {
+		if (i && strcmp(name(u[i - 1].p), name(u[i].p)))
+			r++;
+		rank[u[i].i] = r;
+	}
+	for (i = 0; i < n; i++)
+		if (out[i] != NO_RANK)
+			out[i] = rank[out[i]];
+	pevt_big_free(tab, cap * sizeof(*tab));
+	free(u);
+	free(rank);
+	return 0;
+}
+
+static const char *comm_name(const void *p)
+{
+	return p;
+}
+
+static const char *dso_long(const void *p)
+{
+	return ((const struct pevt_dso *)p)->long_name;
+}
+
+static const char *dso_short(const void *p)
+{
+	return ((const struct pevt_dso *)p)->short_name;
+}
+
+static const char *sym_name(const void *p)
+{
+	return ((const struct pevt_sym *)p)->name;
+}
+
+static int cmp_r(uint64_t a, uint64_t b)
 {
 	return (a > b) - (a < b);
 }
 
-/* A total order on entries from their contents only. */
-static int cmp_total(const void *pa, const void *pb)
+static int d_total(const void *pa, const void *pb)
 {
-	const struct pevt_hist_entry *a = *(const struct pevt_hist_entry *const *)pa;
-	const struct pevt_hist_entry *b = *(const struct pevt_hist_entry *const *)pb;
+	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
 	int r;
 
-	if ((r = cmp_str(a->k.comm, b->k.comm)) ||
-	    (r = cmp_u64((uint32_t)a->k.tid, (uint32_t)b->k.tid)) ||
-	    (r = cmp_u64((uint32_t)a->k.cpu, (uint32_t)b->k.cpu)) ||
-	    (r = cmp_str(a->k.dso ? a->k.dso->long_name : NULL,
-			 b->k.dso ? b->k.dso->long_name : NULL)) ||
-	    (r = cmp_u64(a->k.sym ? a->k.sym->start : 0, b->k.sym ? b->k.sym->start : 0)) ||
-	    (r = cmp_str(a->k.sym ? a->k.sym->name : NULL, b->k.sym ? b->k.sym->name : NULL)))
+	if ((r = cmp_r(a->comm, b->comm)) ||
+	    (r = cmp_r((uint32_t)a->tid, (uint32_t)b->tid)) ||
+	    (r = cmp_r((uint32_t)a->cpu, (uint32_t)b->cpu)) ||
+	    (r = cmp_r(a->dso_long, b->dso_long)) ||
+	    (r = cmp_r(a->has_sym ? a->sym_start : 0, b->has_sym ? b->sym_start : 0)) ||
+	    (r = cmp_r(a->sym_name, b->sym_name)))
 		return r;
-	return cmp_u64(a->k.ip, b->k.ip);
+	return cmp_r(a->ip, b->ip);
+}
+
+static int d_key_sort(const struct dec *a, const struct dec *b, int key)
+{
+	switch (key) {
+	case PEVT_SORT_COMM:
+		return cmp_r(a->comm, b->comm);
+	case PEVT_SORT_PID:
+		return (a->tid > b->tid) - (a->tid < b->tid);
+	case PEVT_SORT_CPU:
+		return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+	case PEVT_SORT_DSO:
+		return cmp_r(a->dso_short, b->dso_short);
+	case PEVT_SORT_SYM:
+		return cmp_r(a->sym_name, b->sym_name);
+	}
+	return 0;
+}
+
+static bool sort_has_dso;
+
+static int d_collapsed(const void *pa, const void *pb)
+{
+	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
+	int i, r;
+
+	for (i = 0; i < sort_h->nr_keys; i++) {
+		if (sort_h->keys[i] != PEVT_SORT_SYM) {
+			r = d_key_sort(a, b, sort_h->keys[i]);
+		} else if (!a->has_sym && !b->has_sym) {
+			r = sdiff(a->ip, b->ip);
+		} else if (!sort_has_dso && (r = d_key_sort(a, b, PEVT_SORT_DSO))) {
+			;
+		} else if (!a->has_sym || !b->has_sym) {
+			r = !a->has_sym - !b->has_sym;
+		} else if (a->sym_start != b->sym_start) {
+			r = sdiff(a->sym_start, b->sym_start);
+		} else {
+			r = sdiff(a->sym_end, b->sym_end);
+		}
+		if (r)
+			return r;
+	}
+	if (a->dso != b->dso && a->dso && b->dso) {
+		r = cmp_r(a->dso_long, b->dso_long);
+		if (r)
+			return r;
+	}
+	if (a->ip != b->ip)
+		return cmp_r(a->ip, b->ip);
+	return d_total(pa, pb);
+}
+
+/* cmp_output() without the depth rule */
+static int d_output(const void *pa, const void *pb)
+{
+	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
+	int i, r;
+
+	if (sort_children) {
+		r = cmp_u64_desc(a->period_acc, b->period_acc);
+		if (r)
+			return r;
+	}
+	r = cmp_u64_desc(a->period, b->period);
+	if (r)
+		return r;
+	for (i = 0; i < sort_h->nr_keys; i++) {
+		r = d_key_sort(a, b, sort_h->keys[i]);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static struct dec *decorate(struct pevt_hists *h)
+{
+	struct dec *d = pevt_big_alloc((h->nr + 1) * sizeof(*d));
+	const void **p = malloc((h->nr + 1) * sizeof(*p));
+	uint32_t *rk = malloc((h->nr + 1) * sizeof(*rk));
+	size_t i;
+	int err = !d || !p || !rk;
+
+	for (i = 0; !err && i < h->nr; i++) {
+		struct pevt_hist_entry *e = entry(h, i);
+
+		d[i] = (struct dec){
+			.period = e->period, .period_acc = e->period_acc, .ip = e->k.ip,
+			.sym_start = e->k.sym ? e->k.sym->start : 0,
+			.sym_end = e->k.sym ? e->k.sym->end : 0,
+			.dso = e->k.dso, .tid = e->k.tid, .cpu = e->k.cpu, .has_sym = !!e->k.sym, .e = e,
+		};
+	}
+#define RANK(expr, fn, field)							\
+	do {									\
+		for (i = 0; !err && i < h->nr; i++)				\
+			p[i] = (expr);						\
+		err = err || ranks(p, h->nr, fn, rk);				\
+		for (i = 0; !err && i < h->nr; i++)				\
+			d[i].field = rk[i];					\
+	} while (0)
+	RANK(d[i].e->k.comm, comm_name, comm);
+	RANK(d[i].dso, dso_long, dso_long);
+	RANK(d[i].dso, dso_short, dso_short);
+	RANK(d[i].e->k.sym, sym_name, sym_name);
+#undef RANK
+	free(p);
+	free(rk);
+	if (err) {
+		pevt_big_free(d, (h->nr + 1) * sizeof(*d));
+		return NULL;
+	}
+	return d;
 }
 
 struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
 {
-	struct pevt_hist_entry **in = malloc((h->nr + 1) * sizeof(*in));
+	struct dec *d = decorate(h);
+	void **in = malloc((h->nr + 1) * sizeof(*in));
 	struct pevt_hist_entry **out = malloc((h->nr + 1) * sizeof(*out));
-	struct rbn *t = malloc((h->nr + 1) * sizeof(*t));
-	size_t i, n = 0;
-	int root = -1;
+	bool two = h->sort_threads > 1;
+	struct rbn *t = NULL;
+	size_t i, n = h->nr;
+	int root = -1, k;
 
-	if (!in || !out || !t) {
+	if (!d || !in || !out) {
+		pevt_big_free(d, (h->nr + 1) * sizeof(*d));
 		free(in);
 		free(out);
-		free(t);
 		return NULL;
 	}
-	for (i = 0; i < h->nr; i++)
-		in[n++] = entry(h, i);
+	for (i = 0; i < n; i++)
+		in[i] = &d[i];
 	sort_children = children;
 	sort_h = h;
+	sort_has_dso = false;
+	for (k = 0; k < h->nr_keys; k++)
+		sort_has_dso |= h->keys[k] == PEVT_SORT_DSO;
 	/*
 	 * output_resort() takes the entries in the collapsed tree's order
 	 * (made independent of the hash table, so of pointers and of how
 	 * samples were split over threads) and inserts each into an rbtree,
-	 * left when hist_entry__sort() > 0.  perf's comparisons are not all
-	 * transitive: replaying the same insertions gives the same order.
+	 * left when hist_entry__sort() > 0.
 	 */
-	qsort(in, n, sizeof(*in), cmp_total);
-	qsort(in, n, sizeof(*in), cmp_collapsed);
+	psort(in, n, d_total, two);
+	psort(in, n, d_collapsed, two);
+	if (!(children && h->depth_sort)) {
+		/*
+		 * Without the depth rule hist_entry__sort() is transitive: the
+		 * tree's in-order walk is a stable sort of the insertions.
+		 */
+		psort(in, n, d_output, two);
+		for (i = 0; i < n; i++)
+			out[i] = ((struct dec *)in[i])->e;
+		goto done;
+	}
+	/* With it, it is not: replaying the same insertions gives the same order. */
+	t = malloc((n + 1) * sizeof(*t));
+	if (!t) {
+		free(out);
+		out = NULL;
+		goto done;
+	}
+	for (i = 0; i < n; i++)
+		in[i] = ((struct dec *)in[i])->e;
 	for (i = 0; i < n; i++) {
 		int p = -1, c = root;
 		bool left = false;
@@ -523,9 +749,11 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 			t[p].right = i;
 		rb_fixup(t, &root, i);
 	}
-	n = rb_walk(t, root, in, out);
-	free(in);
+	n = rb_walk(t, root, (struct pevt_hist_entry **)in, out);
+done:
 	free(t);
+	free(in);
+	pevt_big_free(d, (h->nr + 1) * sizeof(*d));
 	*nr = n;
 	return out;
 }

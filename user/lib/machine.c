@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include <pevt/machine.h>
+#include "internal/bigalloc.h"
 #include <pevt/ordered.h>
 
 #define TID_HASH	4096
@@ -113,8 +114,8 @@ void pevt_machine__delete(struct pevt_machine *m)
 		dn = dso->next;
 		free(dso->long_name);
 		free(dso->short_buf);
-		free(dso->syms);
-		free(dso->strtab);
+		pevt_big_free(dso->syms, dso->syms_bytes);
+		pevt_big_free(dso->strtab, dso->strtab_bytes);
 		pthread_mutex_destroy(&dso->lock);
 		free(dso);
 	}

@@ -1984,8 +1984,10 @@ int do_report(int argc, char **argv)
 	i = run_workers(&r);
 	if (i && !err)
 		err = i;
-	for (i = 0; i < r.nr_hists; i++)
+	for (i = 0; i < r.nr_hists; i++) {
 		r.hists[i].depth_sort = r.use_callchain ? (r.cc.caller ? 1 : -1) : 0;
+		r.hists[i].sort_threads = nr_workers(&r);
+	}
 	if (err)
 		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
 			pevt_data__error(r.d) ?: strerror(-err),

@@ -60,6 +60,7 @@ struct pevt_hists {
 	 * when it keeps call graphs; 0: no such rule.
 	 */
 	int depth_sort;
+	int sort_threads;		/* pevt_hists__sorted(): > 1 sorts on two threads */
 };
 
 LIBPEVT_API int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys);

@@ -36,6 +36,7 @@ struct pevt_dso {
 	struct pevt_sym *syms;		/* sorted by start */
 	size_t nr_syms;
 	char *strtab;			/* names of syms */
+	size_t syms_bytes, strtab_bytes;	/* allocated (pevt_big_alloc()) */
 	uint8_t build_id[20];
 	uint8_t build_id_size;
 	bool adjust;			/* ET_EXEC: symbols adjusted to file offsets */
