@@ -1079,6 +1079,54 @@ TEST(rounds_reorder)
 	unlink(path);
 }
 
+/*
+ * The percent column is formatted by hand; exact ties at two decimals
+ * (1/800 = 0.125%) must round as printf's "%7.2f" does (to even: 0.12),
+ * for children and self.  800 samples: 1, 3, 5, 7, 9 and 775 on six ips.
+ */
+TEST(percent_rounding)
+{
+	static const int counts[] = { 1, 3, 5, 7, 9, 775 };
+	static struct synth s;
+	char path[256], cmd[PATH_MAX + 512], line[512], want[64];
+	unsigned int i, k, rows = 0;
+	uint64_t t = 1;
+	FILE *f;
+
+	find_pevt();
+	ASSERT_EQ(0, access(pevt_bin, X_OK));
+	tmpname(path, sizeof(path), "pct");
+	comm(&s, 10, "worker", t++);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		for (k = 0; k < (unsigned int)counts[i]; k++)
+			sample(&s, 0x1000 + 0x10 * i, 10, t++);
+	ASSERT_GE(sizeof(s.buf), s.len);
+	write_file(path, &s);
+	snprintf(cmd, sizeof(cmd), "%s report --stdio --children --sort sym -i %s", pevt_bin, path);
+	f = popen(cmd, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long ip;
+		char *p = strstr(line, "[.] 0x");
+
+		if (line[0] == '#' || !p)
+			continue;
+		ip = strtoull(p + 4, NULL, 16);
+		i = (ip - 0x1000) / 0x10;
+		ASSERT_GT(sizeof(counts) / sizeof(counts[0]), i);
+		/* Children and Self: the same here (no callchains) */
+		snprintf(want, sizeof(want), "  %7.2f%%  %7.2f%%  [.] ",
+			 100.0 * counts[i] / 800, 100.0 * counts[i] / 800);
+		EXPECT_EQ(0, strncmp(line, want, strlen(want))) TH_LOG("got '%s' want '%s'", line, want);
+		rows++;
+	}
+	EXPECT_EQ(0, pclose(f));
+	EXPECT_EQ(6u, rows);
+	snprintf(want, sizeof(want), "%7.2f", 0.125);
+	EXPECT_STREQ("   0.12", want);	/* the tie this is about */
+	unlink(path);
+}
+
 /* --threads directory: data + data.N streams merged by time, bounded. */
 TEST(dir_merge)
 {

@@ -1569,31 +1569,138 @@ static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, u
 	(void)r;
 }
 
-static void print_key(FILE *f, const struct pevt_hist_entry *e, int key, unsigned int w)
+/* A line of output, built by hand: printf() per column cost ~10% of a 66K-row report. */
+struct line {
+	char *p;
+	size_t n, cap;
+};
+
+static int line_room(struct line *l, size_t more)
 {
+	char *np;
+	size_t ncap;
+
+	if (l->n + more <= l->cap)
+		return 0;
+	ncap = l->cap ? l->cap : 4096;
+	while (ncap < l->n + more)
+		ncap *= 2;
+	np = realloc(l->p, ncap);
+	if (!np)
+		return -ENOMEM;
+	l->p = np;
+	l->cap = ncap;
+	return 0;
+}
+
+static void line_put(struct line *l, const char *s, size_t len)
+{
+	if (line_room(l, len))
+		return;
+	memcpy(l->p + l->n, s, len);
+	l->n += len;
+}
+
+static void line_pad(struct line *l, size_t len)
+{
+	if (line_room(l, len))
+		return;
+	memset(l->p + l->n, ' ', len);
+	l->n += len;
+}
+
+static void line_printf(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0 || line_room(l, len + 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(l->p + l->n, len + 1, fmt, ap);
+	va_end(ap);
+	l->n += len;
+}
+
+/* "%-*.*s": @s cut to @w bytes, padded to @w */
+static void line_col(struct line *l, const char *s, unsigned int w)
+{
+	size_t len = strnlen(s, w);
+
+	line_put(l, s, len);
+	line_pad(l, w - len);
+}
+
+/* "%7.2f%%"; printf() itself when the value is too close to a rounding tie */
+static void line_pct(struct line *l, double pct)
+{
+	double x = pct * 100.0, f;
+	char buf[32], *p = buf + sizeof(buf);
+	unsigned long long v;
+	int digits = 0;
+
+	f = x - (double)(unsigned long long)x;
+	if (!(pct >= 0 && pct < 1e12) || (f > 0.5 - 1e-6 && f < 0.5 + 1e-6)) {
+		line_printf(l, "%7.2f%%", pct);
+		return;
+	}
+	v = (unsigned long long)(x + 0.5);
+	*--p = '%';
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+		if (++digits == 2)
+			*--p = '.';
+	} while (v || digits < 3);
+	while (buf + sizeof(buf) - p < 8)
+		*--p = ' ';
+	line_put(l, p, buf + sizeof(buf) - p);
+}
+
+/* print_key() of perf's columns (hist_entry__snprintf()), into @l */
+static void line_key(struct line *l, const struct pevt_hist_entry *e, int key, unsigned int w)
+{
+	static const char hex[] = "0123456789abcdef";
+	char buf[2 + 16];
+	int i;
+
 	switch (key) {
 	case PEVT_SORT_COMM:
-		fprintf(f, "%-*.*s", w, w, e->k.comm);
+		line_col(l, e->k.comm, w);
 		break;
 	case PEVT_SORT_PID:
-		fprintf(f, "%7d:%-*.*s", e->k.tid, umax(7, w) - 8, umax(7, w) - 8,
-			pevt_thread__last_comm(e->thread));
+		line_printf(l, "%7d:", e->k.tid);
+		line_col(l, pevt_thread__last_comm(e->thread), umax(7, w) - 8);
 		break;
 	case PEVT_SORT_DSO:
-		fprintf(f, "%-*.*s", w, w, e->k.dso ? e->k.dso->short_name : "[unknown]");
+		line_col(l, e->k.dso ? e->k.dso->short_name : "[unknown]", w);
 		break;
 	case PEVT_SORT_CPU:
-		fprintf(f, "%*.*d", w, w, e->k.cpu);
+		line_printf(l, "%*.*d", w, w, e->k.cpu);
 		break;
 	case PEVT_SORT_SYM:
-		fprintf(f, "[%c] ", e->level);
-		if (e->k.sym && e->k.sym->type == STT_OBJECT)
-			fprintf(f, "%s+0x%" PRIx64, e->k.sym->name,
-				e->ip - (e->k.sym->start + e->map_delta));
-		else if (e->k.sym)
-			fprintf(f, "%s", e->k.sym->name);
-		else
-			fprintf(f, "%-#.*" PRIx64, 16, e->k.ip);
+		line_put(l, "[", 1);
+		line_put(l, &e->level, 1);
+		line_put(l, "] ", 2);
+		if (e->k.sym && e->k.sym->type == STT_OBJECT) {
+			line_printf(l, "%s+0x%" PRIx64, e->k.sym->name,
+				    e->ip - (e->k.sym->start + e->map_delta));
+		} else if (e->k.sym) {
+			line_put(l, e->k.sym->name, strlen(e->k.sym->name));
+		} else {
+			/* "%-#.16" PRIx64: 0x and 16 digits, but no 0x for 0 */
+			for (i = 0; i < 16; i++)
+				buf[2 + i] = hex[(e->k.ip >> (60 - 4 * i)) & 15];
+			buf[0] = '0';
+			buf[1] = 'x';
+			if (e->k.ip)
+				line_put(l, buf, sizeof(buf));
+			else
+				line_put(l, buf + 2, 16);
+		}
 		break;
 	}
 }
@@ -1618,6 +1725,7 @@ static unsigned long convert_unit(unsigned long v, char *unit)
 
 static void print_stdio(struct report *r)
 {
+	struct line l = { 0 };
 	int i, k;
 
 	printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
@@ -1664,31 +1772,30 @@ static void print_stdio(struct report *r)
 
 			if (pct < r->percent_limit)
 				continue;
-			if (r->use_children)
-				printf("  %7.2f%%  %7.2f%%", pct,
-				       h->total_period ? 100.0 * e->period / h->total_period : 0);
-			else
-				printf("  %7.2f%%", pct);
-			for (k = 0; k < r->nr_keys; k++) {
-				char buf[4096];
-				FILE *mf = NULL;
-
-				printf("  ");
-				/* a stream per key and row cost 3% of a 64K-row report */
-				if (r->keys[k] == PEVT_SORT_SYM && k + 1 < r->nr_keys)
-					mf = fmemopen(buf, sizeof(buf), "w");
-				if (!mf) {
-					print_key(stdout, e, r->keys[k], w[r->keys[k]]);
-					continue;
-				}
-				print_key(mf, e, r->keys[k], w[r->keys[k]]);
-				fputc(0, mf);
-				fclose(mf);
-				buf[sizeof(buf) - 1] = 0;
-				/* hist_entry__snprintf_alignment(): all but the last column */
-				printf("%-*s", (int)w[r->keys[k]], buf);
+			l.n = 0;
+			line_pad(&l, 2);
+			line_pct(&l, pct);
+			if (r->use_children) {
+				line_pad(&l, 2);
+				line_pct(&l, h->total_period ? 100.0 * e->period / h->total_period : 0);
 			}
-			putchar('\n');
+			for (k = 0; k < r->nr_keys; k++) {
+				size_t at;
+
+				line_pad(&l, 2);
+				at = l.n;
+				line_key(&l, e, r->keys[k], w[r->keys[k]]);
+				/* hist_entry__snprintf_alignment(): all but the last column */
+				if (r->keys[k] == PEVT_SORT_SYM && k + 1 < r->nr_keys) {
+					/* perf formats it in a 4 KiB buffer */
+					if (l.n - at > 4095)
+						l.n = at + 4095;
+					if (l.n - at < w[r->keys[k]])
+						line_pad(&l, w[r->keys[k]] - (l.n - at));
+				}
+			}
+			line_put(&l, "\n", 1);
+			fwrite_unlocked(l.p, 1, l.n, stdout);
 			if (r->use_callchain)
 				pevt_cc__fprintf(stdout, e->cc, &r->cc, h->total_period,
 						 r->use_children ? e->period_acc : e->period, min_hit);
@@ -1696,6 +1803,7 @@ static void print_stdio(struct report *r)
 		printf("\n\n");
 		free(v);
 	}
+	free(l.p);
 	printf("#\n# (Tip: pevt report -j gives the same rows as JSON)\n#\n");
 }
 
