@@ -128,16 +128,45 @@ static int grow(struct pevt_hists *h)
 	return 0;
 }
 
+uint64_t pevt_hists__hash(const struct pevt_hist_key *k)
+{
+	return key_hash(k);
+}
+
+/*
+ * Bring in what an add of @hash will read: the table's slot (@entry
+ * false), then, from the slot, the entry (@entry true, once the slot is
+ * in).  Only hints: adds in between change nothing but speed.
+ */
+void pevt_hists__prefetch(const struct pevt_hists *h, uint64_t hash, bool entry_too)
+{
+	uint64_t u;
+
+	if (!h->cap)
+		return;
+	if (!entry_too) {
+		__builtin_prefetch(&h->used[hash & (h->cap - 1)]);
+		return;
+	}
+	u = h->used[hash & (h->cap - 1)];
+	if (u && u >> 32 == hash >> 32)
+		__builtin_prefetch(entry(h, (uint32_t)u - 1));
+}
+
 struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h, const struct pevt_hist_key *k)
 {
+	return pevt_hists__add_hashed(h, k, key_hash(k));
+}
+
+struct pevt_hist_entry *pevt_hists__add_hashed(struct pevt_hists *h, const struct pevt_hist_key *k,
+					       uint64_t hash)
+{
 	struct pevt_hist_entry *e;
-	uint64_t hash, tag;
+	uint64_t tag = hash >> 32;
 	size_t j;
 
 	if ((h->nr + 1) * 2 > h->cap && grow(h))
 		return NULL;
-	hash = key_hash(k);
-	tag = hash >> 32;
 	for (j = hash & (h->cap - 1); h->used[j]; j = (j + 1) & (h->cap - 1)) {
 		if (h->used[j] >> 32 != tag)
 			continue;

@@ -593,17 +593,73 @@ static void direct_push(struct direct *dm)
 	pthread_mutex_unlock(&dm->lock);
 }
 
+/*
+ * process_parsed() without graphs, children or flame, from the pass's
+ * lookups, for a batch: in groups, each key hashed and its table slot
+ * prefetched, then its entry, then added in order (the same adds as one
+ * by one; their cache misses overlap: the adds were 20-25% of a report).
+ */
+#define DIRECT_GROUP	16
+
+static int direct_batch(struct worker *w, const struct dbatch *b)
+{
+	struct pevt_hist_key k[DIRECT_GROUP];
+	uint64_t hash[DIRECT_GROUP], ip[DIRECT_GROUP];
+	size_t i0, i, n;
+
+	for (i0 = 0; i0 < b->n && !w->err; i0 += n) {
+		n = b->n - i0 < DIRECT_GROUP ? b->n - i0 : DIRECT_GROUP;
+		for (i = 0; i < n; i++) {
+			const struct dsample *ds = &b->v[i0 + i];
+			struct pevt_hists *h = &w->hists[ds->evsel];
+
+			k[i] = (struct pevt_hist_key){
+				.comm = ds->comm, .tid = ds->tid, .cpu = ds->cpu, .dso = ds->dso,
+				.ip = ds->addr,
+				.sym = ds->dso ? pevt_dso__sym_at(w->r->m, ds->dso, ds->addr) : NULL,
+			};
+			ip[i] = k[i].ip;
+			pevt_hists__key(h, &k[i]);
+			hash[i] = pevt_hists__hash(&k[i]);
+			pevt_hists__prefetch(h, hash[i], false);
+		}
+		for (i = 0; i < n; i++)
+			pevt_hists__prefetch(&w->hists[b->v[i0 + i].evsel], hash[i], true);
+		for (i = 0; i < n; i++) {
+			const struct dsample *ds = &b->v[i0 + i];
+			struct pevt_hists *h = &w->hists[ds->evsel];
+			struct pevt_hist_entry *e = pevt_hists__add_hashed(h, &k[i], hash[i]);
+
+			if (!e)
+				return -ENOMEM;
+			/* add(): the first sample's fields */
+			if (!e->level) {
+				e->level = ds->level;
+				e->thread = ds->t;
+				e->ip = ip[i];
+				e->map_delta = ds->map_delta;
+				e->seq = b->seq + i0 + i;
+			}
+			e->period += ds->period;
+			e->nr_samples++;
+			h->total_period += ds->period;
+			h->nr_samples++;
+		}
+	}
+	return 0;
+}
+
 static int direct_sample(struct report *r, const struct pevt_sample *s, struct pevt_thread *t)
 {
 	struct direct *dm = r->direct;
 	struct pevt_addr_loc al;
 	struct dsample *ds;
 
-	if (dm->nr_w == 1) {
-		dm->w[0].seq = ++dm->seq;
-		return dm->w[0].err = process_parsed(&dm->w[0], s, t);
-	}
-	if (!dm->cur) {
+	if (!dm->cur && dm->nr_w == 1) {
+		dm->cur = dm->batch[0];
+		dm->cur->n = 0;
+		dm->cur->seq = dm->seq + 1;
+	} else if (!dm->cur) {
 		pthread_mutex_lock(&dm->lock);
 		while (!dm->nr_free)
 			pthread_cond_wait(&dm->freed, &dm->lock);
@@ -625,21 +681,15 @@ static int direct_sample(struct report *r, const struct pevt_sample *s, struct p
 	ds->evsel = s->evsel->idx;
 	ds->level = al.level;
 	dm->seq++;
-	if (++dm->cur->n == dm->batch_size)
+	if (++dm->cur->n < dm->batch_size)
+		return 0;
+	if (dm->nr_w > 1) {
 		direct_push(dm);
-	return 0;
-}
-
-/* process_parsed() without graphs, children or flame, from the pass's lookups */
-static int direct_account(struct worker *w, const struct dsample *ds)
-{
-	struct pevt_hist_key k = {
-		.comm = ds->comm, .tid = ds->tid, .cpu = ds->cpu, .dso = ds->dso, .ip = ds->addr,
-		.sym = ds->dso ? pevt_dso__sym_at(w->r->m, ds->dso, ds->addr) : NULL,
-	};
-
-	return account(w, &w->hists[ds->evsel], &k, ds->t, ds->level, ds->map_delta,
-		       NULL, NULL, NULL, 0, ds->period, 1);
+		return 0;
+	}
+	/* one worker: this thread, on the spot */
+	dm->cur = NULL;
+	return dm->w[0].err = direct_batch(&dm->w[0], dm->batch[0]);
 }
 
 /* A worker of direct mode: batches until the first pass is done. */
@@ -650,7 +700,6 @@ static void *direct_run(void *arg)
 
 	for (;;) {
 		struct dbatch *b;
-		size_t i;
 
 		pthread_mutex_lock(&dm->lock);
 		while (!dm->nr_queued && !dm->done)
@@ -664,10 +713,8 @@ static void *direct_run(void *arg)
 		dm->nr_queued--;
 		pthread_mutex_unlock(&dm->lock);
 		/* after an error, batches are still taken: the pass never waits forever */
-		for (i = 0; i < b->n && !w->err; i++) {
-			w->seq = b->seq + i;
-			w->err = direct_account(w, &b->v[i]);
-		}
+		if (!w->err)
+			w->err = direct_batch(w, b);
 		pthread_mutex_lock(&dm->lock);
 		dm->free[dm->nr_free++] = b;
 		pthread_cond_signal(&dm->freed);
@@ -911,8 +958,17 @@ static int direct_start(struct report *r)
 	if (!dm->batch_size || dm->batch_size > DIRECT_BATCH)
 		dm->batch_size = DIRECT_BATCH;
 	r->direct = dm;
-	if (n == 1)
+	if (n == 1) {
+		/* one batch, accounted by this thread when full */
+		dm->batch[0] = malloc(sizeof(*dm->batch[0]));
+		if (!dm->batch[0]) {
+			free(dm->w);
+			free(dm);
+			r->direct = NULL;
+			return -ENOMEM;
+		}
 		return 0;
+	}
 	pthread_mutex_init(&dm->lock, NULL);
 	pthread_cond_init(&dm->queued, NULL);
 	pthread_cond_init(&dm->freed, NULL);
@@ -931,11 +987,16 @@ static int direct_start(struct report *r)
 		pthread_cond_broadcast(&dm->queued);
 		while (i--)
 			pthread_join(dm->w[i].tid, NULL);
-		for (i = 0; i < dm->nr_free; i++)
-			free(dm->free[i]);
+		/* keep batch[0] (if it was allocated) for the one on the spot */
+		for (i = 1; i < DIRECT_BATCHES; i++) {
+			free(dm->batch[i]);
+			dm->batch[i] = NULL;
+		}
 		dm->nr_free = 0;
 		dm->done = false;
 		dm->nr_w = 1;
+		if (!dm->batch[0])
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -949,7 +1010,11 @@ static int direct_finish(struct report *r)
 	if (!dm)
 		return 0;
 	n = dm->nr_w;
-	if (n > 1) {
+	if (n == 1) {
+		if (dm->cur && !dm->w[0].err)
+			dm->w[0].err = direct_batch(&dm->w[0], dm->cur);
+		free(dm->batch[0]);
+	} else {
 		if (dm->cur)
 			direct_push(dm);
 		pthread_mutex_lock(&dm->lock);

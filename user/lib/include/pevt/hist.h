@@ -69,6 +69,15 @@ LIBPEVT_API void pevt_hists__exit(struct pevt_hists *h);
 LIBPEVT_API struct pevt_hist_entry *pevt_hists__add(struct pevt_hists *h,
 						    const struct pevt_hist_key *k);
 LIBPEVT_API void pevt_hists__key(const struct pevt_hists *h, struct pevt_hist_key *k);
+/*
+ * The same add in steps, for a batch of keys: hash each, prefetch its
+ * slot, then its entry, then add (each add's misses overlap the others').
+ */
+LIBPEVT_API uint64_t pevt_hists__hash(const struct pevt_hist_key *k);
+LIBPEVT_API void pevt_hists__prefetch(const struct pevt_hists *h, uint64_t hash, bool entry_too);
+LIBPEVT_API struct pevt_hist_entry *pevt_hists__add_hashed(struct pevt_hists *h,
+							   const struct pevt_hist_key *k,
+							   uint64_t hash);
 LIBPEVT_API int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src);
 /* Entries in perf report's order; caller frees the array. */
 LIBPEVT_API struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
