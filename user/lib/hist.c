@@ -507,23 +507,31 @@ static int cmp_ref_name(const void *pa, const void *pb)
 }
 
 /* out[i] = the rank of name(p[i]) among the names; NULL: NO_RANK */
+static struct rank_ref *rank_table(const struct rank_ref *u, size_t nu, size_t cap)
+{
+	struct rank_ref *tab = pevt_big_alloc(cap * sizeof(*tab));	/* zeroed */
+	size_t i, j;
+
+	for (i = 0; tab && i < nu; i++) {
+		uint64_t h = (uintptr_t)u[i].p * 0x9e3779b97f4a7c15ull;
+
+		for (j = (h >> 32) & (cap - 1); tab[j].p; j = (j + 1) & (cap - 1))
+			;
+		tab[j] = u[i];
+	}
+	return tab;
+}
+
 static int ranks(const void *const *p, size_t n, const char *(*name)(const void *), uint32_t *out)
 {
-	size_t cap = 64, i, j, nu = 0;
-	struct rank_ref *u, *tab;
-	uint32_t *rank, r = 0;
+	/* sized by the distinct pointers (a few comms and DSOs, thousands of symbols) */
+	size_t cap = 1024, i, j, nu = 0;
+	struct rank_ref *u = malloc((n + 1) * sizeof(*u)), *tab = rank_table(NULL, 0, cap);
+	uint32_t *rank = malloc((n + 1) * sizeof(*rank)), r = 0;
+	int err = -ENOMEM;
 
-	while (cap < 2 * n)
-		cap *= 2;
-	tab = pevt_big_alloc(cap * sizeof(*tab));	/* zeroed */
-	u = malloc((n + 1) * sizeof(*u));
-	rank = malloc((n + 1) * sizeof(*rank));
-	if (!tab || !u || !rank) {
-		pevt_big_free(tab, cap * sizeof(*tab));
-		free(u);
-		free(rank);
-		return -ENOMEM;
-	}
+	if (!tab || !u || !rank)
+		goto out;
 	/* out[i] = a number per distinct pointer, first */
 	for (i = 0; i < n; i++) {
 		uint64_t h = (uintptr_t)p[i] * 0x9e3779b97f4a7c15ull;
@@ -534,12 +542,20 @@ static int ranks(const void *const *p, size_t n, const char *(*name)(const void 
 		}
 		for (j = (h >> 32) & (cap - 1); tab[j].p && tab[j].p != p[i]; j = (j + 1) & (cap - 1))
 			;
-		if (!tab[j].p) {
-			tab[j] = (struct rank_ref){ p[i], nu };
-			u[nu] = tab[j];
-			nu++;
+		if (tab[j].p) {
+			out[i] = tab[j].i;
+			continue;
 		}
-		out[i] = tab[j].i;
+		tab[j] = (struct rank_ref){ p[i], nu };
+		u[nu] = tab[j];
+		out[i] = nu++;
+		if (nu * 2 > cap) {
+			pevt_big_free(tab, cap * sizeof(*tab));
+			cap *= 2;
+			tab = rank_table(u, nu, cap);
+			if (!tab)
+				goto out;
+		}
 	}
 	rank_name = name;
 	qsort(u, nu, sizeof(*u), cmp_ref_name);
@@ -551,10 +567,12 @@ static int ranks(const void *const *p, size_t n, const char *(*name)(const void 
 	for (i = 0; i < n; i++)
 		if (out[i] != NO_RANK)
 			out[i] = rank[out[i]];
+	err = 0;
+out:
 	pevt_big_free(tab, cap * sizeof(*tab));
 	free(u);
 	free(rank);
-	return 0;
+	return err;
 }
 
 static const char *comm_name(const void *p)
