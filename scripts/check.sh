@@ -71,6 +71,14 @@ save_timings() {
 # Host tests: kselftest TAP, one binary per feature.
 begin "host tests"
 s=$(date +%s)
+# Tracepoint tests need tracefs, which a fresh machine may not have
+# mounted: mount it as perf does (tracing_path_mount()) when we can;
+# if we cannot, those tests say SKIP with the reason.
+if [ ! -e /sys/kernel/tracing/events/header_page ] && [ "$(id -u)" = 0 ] &&
+   [ -d /sys/kernel/tracing ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null &&
+		log "check: mounted tracefs on /sys/kernel/tracing"
+fi
 for t in "$top"/build/tests/host/*; do
 	[ -x "$t" ] || continue
 	n=${t##*/}
