@@ -264,11 +264,6 @@ int pevt_hists__append_chain_n(struct pevt_hists *h, struct pevt_hist_entry *e,
 	return pevt_cc__append_n(&h->arena, e->cc, v, n, period, count);
 }
 
-static const char *dso_name(const struct pevt_hist_entry *e)
-{
-	return e->k.dso ? e->k.dso->short_name : NULL;
-}
-
 static int cmp_u64_desc(uint64_t a, uint64_t b)
 {
 	return a > b ? -1 : a < b;
@@ -281,69 +276,8 @@ static int sdiff(uint64_t a, uint64_t b)
 	return (d > 0) - (d < 0);
 }
 
-static int cmp_null(const void *a, const void *b)
-{
-	/* non-NULL first */
-	return !a - !b;
-}
-
-static int cmp_key_sort(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b, int key)
-{
-	int r;
-
-	switch (key) {
-	case PEVT_SORT_COMM:
-		return strcmp(a->k.comm, b->k.comm);
-	case PEVT_SORT_PID:
-		return (a->k.tid > b->k.tid) - (a->k.tid < b->k.tid);
-	case PEVT_SORT_CPU:
-		return (a->k.cpu > b->k.cpu) - (a->k.cpu < b->k.cpu);
-	case PEVT_SORT_DSO:
-		if (!dso_name(a) || !dso_name(b))
-			return cmp_null(dso_name(a), dso_name(b));
-		return strcmp(dso_name(a), dso_name(b));
-	case PEVT_SORT_SYM:
-		if (!a->k.sym || !b->k.sym)
-			return cmp_null(a->k.sym, b->k.sym);
-		r = strcmp(a->k.sym->name, b->k.sym->name);
-		return r;
-	}
-	return 0;
-}
 static bool sort_children;
 static const struct pevt_hists *sort_h;
-
-/*
- * hist_entry__sort(): the output columns' sort functions (children, self,
- * then each key's se_sort); < 0 when @a comes first.  With call graphs it
- * is not transitive (the depth rule applies within one thread only), so
- * the result depends on perf's rbtree: pevt_hists__sorted() replays it.
- */
-static int cmp_output(const struct pevt_hist_entry *a, const struct pevt_hist_entry *b)
-{
-	int i, r;
-
-	if (sort_children) {
-		r = cmp_u64_desc(a->period_acc, b->period_acc);
-		if (r)
-			return r;
-		/* __hpp__sort_acc(): callers above callees */
-		if (sort_h->depth_sort && a->thread == b->thread) {
-			r = cmp_u64_desc(a->max_depth, b->max_depth) * sort_h->depth_sort;
-			if (r)
-				return r;
-		}
-	}
-	r = cmp_u64_desc(a->period, b->period);
-	if (r)
-		return r;
-	for (i = 0; i < sort_h->nr_keys; i++) {
-		r = cmp_key_sort(a, b, sort_h->keys[i]);
-		if (r)
-			return r;
-	}
-	return 0;
-}
 
 /* ---- perf's output rbtree, replayed (lib/rbtree.c insertion) ------------- */
 
@@ -404,8 +338,7 @@ static void rb_fixup(struct rbn *t, int *root, int z)
 }
 
 /* In-order (rb_first() / rb_next()). */
-static size_t rb_walk(const struct rbn *t, int n, struct pevt_hist_entry **in,
-		      struct pevt_hist_entry **out)
+static size_t rb_walk(const struct rbn *t, int n, void *const *in, void **out)
 {
 	size_t k = 0;
 
@@ -484,8 +417,9 @@ static void psort(void **v, size_t n, int (*cmp)(const void *, const void *), bo
  */
 #define NO_RANK	UINT32_MAX
 struct dec {
-	uint64_t period, period_acc, ip, sym_start, sym_end;
+	uint64_t period, period_acc, ip, sym_start, sym_end, max_depth;
 	const struct pevt_dso *dso;
+	const struct pevt_thread *thread;
 	uint32_t comm, dso_long, dso_short, sym_name;
 	int32_t tid, cpu;
 	bool has_sym;
@@ -506,7 +440,7 @@ static int cmp_ref_name(const void *pa, const void *pb)
 	return strcmp(rank_name(a->p), rank_name(b->p));
 }
 
-/* out[i] = the rank of name(p[i]) among the names; NULL: NO_RANK */
+/* A table of @cap slots holding @u's pointers, found by their hash. */
 static struct rank_ref *rank_table(const struct rank_ref *u, size_t nu, size_t cap)
 {
 	struct rank_ref *tab = pevt_big_alloc(cap * sizeof(*tab));	/* zeroed */
@@ -522,6 +456,7 @@ static struct rank_ref *rank_table(const struct rank_ref *u, size_t nu, size_t c
 	return tab;
 }
 
+/* out[i] = the rank of name(p[i]) among the names; NULL: NO_RANK */
 static int ranks(const void *const *p, size_t n, const char *(*name)(const void *), uint32_t *out)
 {
 	/* sized by the distinct pointers (a few comms and DSOs, thousands of symbols) */
@@ -609,7 +544,7 @@ static int d_total(const void *pa, const void *pb)
 	    (r = cmp_r((uint32_t)a->tid, (uint32_t)b->tid)) ||
 	    (r = cmp_r((uint32_t)a->cpu, (uint32_t)b->cpu)) ||
 	    (r = cmp_r(a->dso_long, b->dso_long)) ||
-	    (r = cmp_r(a->has_sym ? a->sym_start : 0, b->has_sym ? b->sym_start : 0)) ||
+	    (r = cmp_r(a->sym_start, b->sym_start)) ||
 	    (r = cmp_r(a->sym_name, b->sym_name)))
 		return r;
 	return cmp_r(a->ip, b->ip);
@@ -666,7 +601,12 @@ static int d_collapsed(const void *pa, const void *pb)
 	return d_total(pa, pb);
 }
 
-/* cmp_output() without the depth rule */
+/*
+ * hist_entry__sort(): the output columns' sort functions (children, self,
+ * then each key's se_sort); < 0 when @a comes first.  With call graphs it
+ * is not transitive (the depth rule applies within one thread only), so
+ * the result depends on perf's rbtree: pevt_hists__sorted() replays it.
+ */
 static int d_output(const void *pa, const void *pb)
 {
 	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
@@ -676,6 +616,12 @@ static int d_output(const void *pa, const void *pb)
 		r = cmp_u64_desc(a->period_acc, b->period_acc);
 		if (r)
 			return r;
+		/* __hpp__sort_acc(): callers above callees */
+		if (sort_h->depth_sort && a->thread == b->thread) {
+			r = cmp_u64_desc(a->max_depth, b->max_depth) * sort_h->depth_sort;
+			if (r)
+				return r;
+		}
 	}
 	r = cmp_u64_desc(a->period, b->period);
 	if (r)
@@ -703,7 +649,8 @@ static struct dec *decorate(struct pevt_hists *h)
 			.period = e->period, .period_acc = e->period_acc, .ip = e->k.ip,
 			.sym_start = e->k.sym ? e->k.sym->start : 0,
 			.sym_end = e->k.sym ? e->k.sym->end : 0,
-			.dso = e->k.dso, .tid = e->k.tid, .cpu = e->k.cpu, .has_sym = !!e->k.sym, .e = e,
+			.max_depth = e->max_depth, .dso = e->k.dso, .thread = e->thread,
+			.tid = e->k.tid, .cpu = e->k.cpu, .has_sym = !!e->k.sym, .e = e,
 		};
 	}
 #define RANK(expr, fn, field)							\
@@ -765,38 +712,37 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 		 * tree's in-order walk is a stable sort of the insertions.
 		 */
 		psort(in, n, d_output, two);
-		for (i = 0; i < n; i++)
-			out[i] = ((struct dec *)in[i])->e;
-		goto done;
-	}
-	/* With it, it is not: replaying the same insertions gives the same order. */
-	t = malloc((n + 1) * sizeof(*t));
-	if (!t) {
-		free(out);
-		out = NULL;
-		goto done;
+	} else {
+		/* With it, it is not: replaying the same insertions gives the same order. */
+		t = malloc((n + 1) * sizeof(*t));
+		if (!t) {
+			free(out);
+			out = NULL;
+			goto done;
+		}
+		for (i = 0; i < n; i++) {
+			int p = -1, c = root;
+			bool left = false;
+
+			while (c >= 0) {
+				p = c;
+				left = d_output(&in[i], &in[c]) < 0;
+				c = left ? t[c].left : t[c].right;
+			}
+			t[i] = (struct rbn){ .left = -1, .right = -1, .parent = p, .red = true };
+			if (p < 0)
+				root = i;
+			else if (left)
+				t[p].left = i;
+			else
+				t[p].right = i;
+			rb_fixup(t, &root, i);
+		}
+		n = rb_walk(t, root, in, (void **)out);
+		memcpy(in, out, n * sizeof(*in));
 	}
 	for (i = 0; i < n; i++)
-		in[i] = ((struct dec *)in[i])->e;
-	for (i = 0; i < n; i++) {
-		int p = -1, c = root;
-		bool left = false;
-
-		while (c >= 0) {
-			p = c;
-			left = cmp_output(in[i], in[c]) < 0;
-			c = left ? t[c].left : t[c].right;
-		}
-		t[i] = (struct rbn){ .left = -1, .right = -1, .parent = p, .red = true };
-		if (p < 0)
-			root = i;
-		else if (left)
-			t[p].left = i;
-		else
-			t[p].right = i;
-		rb_fixup(t, &root, i);
-	}
-	n = rb_walk(t, root, (struct pevt_hist_entry **)in, out);
+		out[i] = ((struct dec *)in[i])->e;
 done:
 	free(t);
 	free(in);
