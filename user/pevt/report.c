@@ -166,6 +166,19 @@ static uint64_t map_delta(const struct pevt_map *map)
 	return map && !map->identity && !map->dso->kernel ? map->start - map->pgoff : 0;
 }
 
+/* A new entry takes its first sample's fields. */
+static void first_seen(struct pevt_hist_entry *e, struct pevt_thread *t, char level, uint64_t ip,
+		       uint64_t delta, uint64_t seq)
+{
+	if (e->level)
+		return;
+	e->level = level;
+	e->thread = t;
+	e->ip = ip;
+	e->map_delta = delta;
+	e->seq = seq;
+}
+
 static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
 				   struct pevt_thread *t, char level, uint64_t delta, uint64_t seq)
 {
@@ -174,13 +187,8 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 
 	pevt_hists__key(h, k);
 	e = pevt_hists__add(h, k);
-	if (e && !e->level) {
-		e->level = level;
-		e->thread = t;
-		e->ip = ip;
-		e->map_delta = delta;
-		e->seq = seq;
-	}
+	if (e)
+		first_seen(e, t, level, ip, delta, seq);
 	return e;
 }
 
@@ -632,14 +640,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 
 			if (!e)
 				return -ENOMEM;
-			/* add(): the first sample's fields */
-			if (!e->level) {
-				e->level = ds->level;
-				e->thread = ds->t;
-				e->ip = ip[i];
-				e->map_delta = ds->map_delta;
-				e->seq = b->seq + i0 + i;
-			}
+			first_seen(e, ds->t, ds->level, ip[i], ds->map_delta, b->seq + i0 + i);
 			e->period += ds->period;
 			e->nr_samples++;
 			h->total_period += ds->period;
