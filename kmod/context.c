@@ -8,7 +8,8 @@
  *    task's context out and the incoming task's context in.  It runs under
  *    the runqueue lock with irqs off, so it only takes raw spinlocks (see
  *    internal.h).
- *  - pevt_ctx_task_exit() from sched_process_exit, after the EXIT record
+ *  - pevt_ctx_task_exit() from perf_event_exit_task() (a kprobe; the
+ *    sched_process_exit tracepoint without kprobes), after the EXIT record
  *    has been written: the task is going away; its context goes inactive
  *    for good (events keep their final values) and leaves the hash.
  *  - pevt_ctx_task_exec() from sched_process_exec: an exec that made the
@@ -140,6 +141,8 @@ static void ctx_switch_in(struct pevt_cpu_context *cpuctx,
 {
 	struct pevt_context *ctx;
 
+	if (atomic_read(&pevt_inherit_nr_pending))
+		pevt_inherit_switch(next, true);
 	rcu_read_lock();
 	ctx = task_ctx_lookup(next);
 	if (ctx) {
@@ -166,6 +169,8 @@ noinline void pevt_ctx_sched_switch(struct task_struct *next)
 	/* No task context at all: nothing to look up. */
 	if (!ctx && !READ_ONCE(pevt_nr_task_ctx))
 		return;
+	if (atomic_read(&pevt_inherit_nr_pending))
+		pevt_inherit_switch(current, false);
 	if (ctx) {
 		raw_spin_lock(&ctx->lock);
 		ctx_task_sched_out(cpuctx, ctx);
@@ -240,7 +245,7 @@ static void ctx_late_in_exit(void) { }
 #endif
 
 /**
- * pevt_ctx_task_exit() - sched_process_exit: @task's context dies.
+ * pevt_ctx_task_exit() - perf_event_exit_task(): @task's context dies.
  * @task: current, exiting
  */
 void pevt_ctx_task_exit(struct task_struct *task)

@@ -1132,23 +1132,61 @@ static struct lock_class_key pevt_task_ctx_lock_key;
 
 /* ---- inherit (inherit.c) ------------------------------------------- */
 
+struct inherit_install {
+	struct pevt_event	*event;
+	void			*pending;
+};
+
+/*
+ * __pevt_install() of a child event, with the time its task already ran
+ * (up to now: the allocations before, the context's creation among them,
+ * are the child's time too).
+ */
+static int __pevt_install_ran(struct pevt_context *ctx, void *data, bool active)
+{
+	struct inherit_install *ii = data;
+	struct pevt_event *event = ii->event;
+	int ret = __pevt_install(ctx, event, active);
+	u64 ran;
+
+	if (ret)
+		return ret;
+	ran = pevt_inherit_ran(ii->pending);
+	if (event->state >= PEVT_STATE_INACTIVE)
+		event->total_time_enabled += ran;
+	if (event->state == PEVT_STATE_ACTIVE) {
+		event->total_time_running += ran;
+		if (event->attr.type == PERF_TYPE_SOFTWARE &&
+		    (event->attr.config == PERF_COUNT_SW_TASK_CLOCK ||
+		     event->attr.config == PERF_COUNT_SW_CPU_CLOCK))
+			local64_add(ran, &event->count);
+	}
+	return 0;
+}
+
 /**
  * pevt_inherit_event() - inherit_event(): a child of @pe in @task.
  * @pe: an inherit event of the forking task's context (itself an opened
  *	event or a child)
  * @task: the new task (current: called from its task work)
  * @leader: the child group's leader (already made), or NULL for a leader
+ * @pending: @task's inherit work: pevt_inherit_ran() tells how long
+ *	@task has run since its first switch-in
  *
  * pevt_inherit_mutex and @pe's ctx->mutex held; process context.  The
  * child counts for the event the user opened (->parent), starts enabled
  * if @pe is, and has no fd, buffer or per-user charge of its own.
+ * It starts as perf's child event, made at the fork and scheduled in at
+ * the first switch-in, is at its install: that time enabled, running if
+ * it runs, and counted if it is a clock.
  *
  * Return: the child, installed in @task's context, or an ERR_PTR.
  */
 struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 				      struct task_struct *task,
-				      struct pevt_event *leader)
+				      struct pevt_event *leader, void *pending)
 {
+	struct inherit_install ii = { .pending = pending };
 	struct pevt_event *event;
 	struct pevt_context *ctx;
 	int ret;
@@ -1182,7 +1220,8 @@ struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 			goto err_locked;
 		event->group_leader = leader;
 	}
-	ret = ctx_function_call(ctx, __pevt_install, event);
+	ii.event = event;
+	ret = ctx_function_call(ctx, __pevt_install_ran, &ii);
 	if (ret)
 		goto err_locked;
 	pevt_ctx_changed(ctx);

@@ -11,8 +11,8 @@
  *    context (leader and siblings, so groups stay groups).  A child event
  *    counts for the event the user opened (->parent, also for grandchildren).
  *    inherit_thread: only threads (CLONE_THREAD) inherit.
- *  - Exit (sched_process_exit, after the EXIT record and the context's
- *    death): a task work queued on the exiting task folds each child
+ *  - Exit (perf_event_exit_task(), see sideband.c; after the EXIT record
+ *    and the context's death): a task work queued on the exiting task folds each child
  *    event's count and times into its parent (child_count, child_time_*)
  *    and frees it, from exit_task_work() (process context).
  *  - read() of an opened event adds its exited children (child_*) and
@@ -53,6 +53,7 @@
  * its end (module_put() as the callback's last call, as a work item's
  * owner does).
  */
+#include <linux/hashtable.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -111,7 +112,98 @@ struct inherit_work {
 	struct work_struct	put;	/* task_work_add() failed */
 	struct pevt_context	*pctx;	/* the parent's context, a reference */
 	bool			thread;	/* CLONE_THREAD */
+	/* On inherit_pending until the work runs, under its lock: */
+	struct hlist_node	node;
+	struct task_struct	*child;
+	u64			ran;	/* ns on a CPU so far */
+	u64			in;	/* local_clock() at switch-in, or 0 */
 };
+
+/*
+ * Where a child's time starts.  perf makes the child's events in
+ * copy_process() and schedules them in at the child's first switch-in
+ * (schedule_tail() -> finish_task_switch()); pevt makes them in the
+ * child's first task work, on its way to user space, after ret_from_fork
+ * and whatever else ran in the kernel before (about 0.1 ms a child under
+ * TCG: 5-7% of a fork-churn tree's task-clock, 30% of a child that just
+ * exits).  So from the fork to the work the child's time on a CPU is
+ * kept here, by the switch hooks of context.c (the same points where
+ * task contexts go in and out), and each of its events starts with the
+ * time up to its install: enabled and running time, and the count of a
+ * clock (core.c, __pevt_install_ran()).  The work's own sleeps (mutexes)
+ * are off a CPU, so not counted.  A hash keyed by the child, looked up
+ * by the switch hooks only while a fork is pending.
+ */
+#define INHERIT_PENDING_BITS	6
+static DEFINE_HASHTABLE(inherit_pending, INHERIT_PENDING_BITS);
+static DEFINE_RAW_SPINLOCK(inherit_pending_lock);
+atomic_t pevt_inherit_nr_pending = ATOMIC_INIT(0);
+
+static struct inherit_work *pending_find(struct task_struct *task)
+{
+	struct inherit_work *w;
+
+	hash_for_each_possible(inherit_pending, w, node, (unsigned long)task)
+		if (w->child == task)
+			return w;
+	return NULL;
+}
+
+/**
+ * pevt_inherit_switch() - a task whose child events are pending goes on
+ * or off a CPU.
+ * @task: the task
+ * @in: true when it starts to run, false when it stops
+ *
+ * From the switch hooks (context.c), irqs off, only while
+ * pevt_inherit_nr_pending is not 0.
+ */
+void pevt_inherit_switch(struct task_struct *task, bool in)
+{
+	struct inherit_work *w;
+	u64 now = local_clock();
+
+	raw_spin_lock(&inherit_pending_lock);
+	w = pending_find(task);
+	if (w && in && !w->in) {
+		w->in = now;
+	} else if (w && !in && w->in) {
+		w->ran += now - w->in;
+		w->in = 0;
+	}
+	raw_spin_unlock(&inherit_pending_lock);
+}
+
+/**
+ * pevt_inherit_ran() - a pending child's time on a CPU so far.
+ * @pending: its inherit work (passed through pevt_inherit_event())
+ *
+ * Any context.
+ *
+ * Return: ns.
+ */
+u64 pevt_inherit_ran(void *pending)
+{
+	struct inherit_work *w = pending;
+	unsigned long flags;
+	u64 ran;
+
+	raw_spin_lock_irqsave(&inherit_pending_lock, flags);
+	ran = w->ran + (w->in ? local_clock() - w->in : 0);
+	raw_spin_unlock_irqrestore(&inherit_pending_lock, flags);
+	return ran;
+}
+
+/* Take @w off the pending hash. */
+static void pending_del(struct inherit_work *w)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&inherit_pending_lock, flags);
+	hash_del(&w->node);
+	atomic_dec(&pevt_inherit_nr_pending);
+	raw_spin_unlock_irqrestore(&inherit_pending_lock, flags);
+}
 
 static bool ctx_has_inherit(struct pevt_context *ctx)
 {
@@ -131,22 +223,23 @@ static bool ctx_has_inherit(struct pevt_context *ctx)
 }
 
 /* inherit_group() for the groups of one list. */
-static void inherit_groups(struct list_head *groups, bool thread)
+static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 {
+	bool thread = w->thread;
 	struct pevt_event *leader, *sibling, *cl;
 
 	list_for_each_entry(leader, groups, group_entry) {
 		if (!leader->attr.inherit ||
 		    (leader->attr.inherit_thread && !thread))
 			continue;
-		cl = pevt_inherit_event(leader, current, NULL);
+		cl = pevt_inherit_event(leader, current, NULL, w);
 		if (IS_ERR(cl)) {
 			atomic_inc(&pevt_inherit_failed);
 			continue;
 		}
 		atomic_inc(&pevt_inherit_children);
 		pevt_for_each_sibling(sibling, leader) {
-			if (IS_ERR(pevt_inherit_event(sibling, current, cl)))
+			if (IS_ERR(pevt_inherit_event(sibling, current, cl, w)))
 				atomic_inc(&pevt_inherit_failed);
 			else
 				atomic_inc(&pevt_inherit_children);
@@ -170,11 +263,12 @@ static void inherit_fork_fn(struct callback_head *cb)
 	/* An exiting child (killed before it ran): nothing to count. */
 	if (!(current->flags & PF_EXITING)) {
 		mutex_lock(&pctx->mutex);
-		inherit_groups(&pctx->pinned_groups, w->thread);
-		inherit_groups(&pctx->flexible_groups, w->thread);
+		inherit_groups(&pctx->pinned_groups, w);
+		inherit_groups(&pctx->flexible_groups, w);
 		mutex_unlock(&pctx->mutex);
 	}
 	mutex_unlock(&pevt_inherit_mutex);
+	pending_del(w);
 	inherit_work_free(w);
 	module_put(THIS_MODULE);
 }
@@ -194,6 +288,7 @@ static void inherit_put_fn(struct work_struct *work)
 void pevt_inherit_fork(struct task_struct *child)
 {
 	struct inherit_work *w;
+	unsigned long flags;
 
 	if (!ctx_find_task_get(current, ctx_has_inherit, false))
 		return;
@@ -209,9 +304,18 @@ void pevt_inherit_fork(struct task_struct *child)
 	}
 	__module_get(THIS_MODULE);
 	w->thread = same_thread_group(current, child);
+	w->child = child;
+	w->ran = 0;
+	w->in = 0;
+	/* Not yet woken: in the hash before its first switch-in. */
+	raw_spin_lock_irqsave(&inherit_pending_lock, flags);
+	hash_add(inherit_pending, &w->node, (unsigned long)child);
+	atomic_inc(&pevt_inherit_nr_pending);
+	raw_spin_unlock_irqrestore(&inherit_pending_lock, flags);
 	init_task_work(&w->cb, inherit_fork_fn);
 	if (!task_work_add(child, &w->cb, TWA_RESUME))
 		return;
+	pending_del(w);
 	/* The child is gone already; ctx_put() may sleep: a work item. */
 	atomic_inc(&pevt_inherit_failed);
 	INIT_WORK(&w->put, inherit_put_fn);
@@ -275,7 +379,7 @@ static bool ctx_is_inherited(struct pevt_context *ctx)
 }
 
 /**
- * pevt_inherit_exit() - sched_process_exit: fold the task's child events.
+ * pevt_inherit_exit() - perf_event_exit_task(): fold the task's child events.
  * @task: current, exiting; its EXIT record is written, its context dead
  */
 void pevt_inherit_exit(struct task_struct *task)

@@ -324,7 +324,7 @@ void pevt_context_exit(void);
 /* core.c: for inherit.c */
 struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 				      struct task_struct *task,
-				      struct pevt_event *leader);
+				      struct pevt_event *leader, void *pending);
 void pevt_event_remove_free(struct pevt_event *event);
 int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
 void pevt_ctx_enable_on_exec(struct pevt_context *ctx);
@@ -334,6 +334,9 @@ void pevt_event_remove(struct pevt_event *event);
 /* inherit.c */
 extern atomic_t pevt_inherit_children, pevt_inherit_failed;
 void pevt_inherit_fork(struct task_struct *child);
+extern atomic_t pevt_inherit_nr_pending;
+void pevt_inherit_switch(struct task_struct *task, bool in);
+u64 pevt_inherit_ran(void *pending);
 void pevt_inherit_exit(struct task_struct *task);
 void pevt_inherit_exec(struct task_struct *task);
 void pevt_inherit_exec_stop(struct task_struct *task);
