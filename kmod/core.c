@@ -1156,9 +1156,7 @@ static int __pevt_install_ran(struct pevt_context *ctx, void *data, bool active)
 		event->total_time_enabled += ran;
 	if (event->state == PEVT_STATE_ACTIVE) {
 		event->total_time_running += ran;
-		if (event->attr.type == PERF_TYPE_SOFTWARE &&
-		    (event->attr.config == PERF_COUNT_SW_TASK_CLOCK ||
-		     event->attr.config == PERF_COUNT_SW_CPU_CLOCK))
+		if (pevt_attr_is_clock(&event->attr))
 			local64_add(ran, &event->count);
 	}
 	return 0;

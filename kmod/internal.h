@@ -263,6 +263,14 @@ static inline u64 pevt_ctx_time_now(const struct pevt_context *ctx)
 	return now;
 }
 
+/* A software clock (cpu-clock, task-clock: sw.c): counts ns while active. */
+static inline bool pevt_attr_is_clock(const struct perf_event_attr *attr)
+{
+	return attr->type == PERF_TYPE_SOFTWARE &&
+	       (attr->config == PERF_COUNT_SW_CPU_CLOCK ||
+		attr->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
 static inline bool pevt_event_is_leader(const struct pevt_event *event)
 {
 	return event->group_leader == event;

@@ -94,10 +94,7 @@ int pevt_output_check_attr(const struct perf_event_attr *attr)
 	 */
 	if ((attr->sample_period || attr->freq) &&
 	    attr->type != PERF_TYPE_TRACEPOINT &&
-	    attr->type != vpmu_perf_type() &&
-	    !(attr->type == PERF_TYPE_SOFTWARE &&
-	      (attr->config == PERF_COUNT_SW_CPU_CLOCK ||
-	       attr->config == PERF_COUNT_SW_TASK_CLOCK)))
+	    attr->type != vpmu_perf_type() && !pevt_attr_is_clock(attr))
 		return -EOPNOTSUPP;
 	if (attr->read_format & ~rf)
 		return -EINVAL;
