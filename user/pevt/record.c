@@ -1029,7 +1029,13 @@ static int read_status(int pid, int tid, char *comm, size_t len, int *ppid)
 	return 0;
 }
 
-/* FORK + COMM for every thread of @pid, MMAP2 for its mappings. */
+/*
+ * FORK + COMM for every thread of @pid, MMAP2 for its mappings; not those
+ * of the workload, which still runs pevt's image and execs it away (perf
+ * record too synthesizes only its COMM): they would stay in a reader's
+ * map tree after the exec wherever the new image's maps do not overlap
+ * them, and an unwinder reading through such a stale map fails.
+ */
 static int synth_process(struct record *r, int pid)
 {
 	int *tids = NULL, nr = 0, i, ret = 0, ppid;
@@ -1048,7 +1054,7 @@ static int synth_process(struct record *r, int pid)
 			ret = synth_comm(r, pid, tids[i], comm);
 	}
 	free(tids);
-	if (!ret)
+	if (!ret && pid != r->child)
 		ret = synth_mmaps(r, pid);
 	return ret;
 }
