@@ -108,4 +108,86 @@ static inline long rec_round_violations(const char *input, long *rounds, long *t
 	return bad;
 }
 
+/*
+ * The call paths of @input as perf report unwinds them (`--no-children
+ * --sort sym -g folded,0,caller,count --no-inline`: no inline frames, for
+ * which perf runs addr2line, which the test guests do not have: perf dies
+ * of SIGPIPE there): each distinct path, outermost
+ * caller first, with its samples, for the samples whose own function (the
+ * path's last entry) starts with @prefix.  ->deep: those of them whose path
+ * goes through @anchor (main, or the function running the tree).  Returns
+ * 0, or -1 if perf failed.
+ */
+struct cg_paths {
+	char **path;
+	long *count;
+	size_t nr;
+	long total, deep;
+};
+
+static inline int cg_paths_read(const char *input, const char *prefix, const char *anchor,
+				struct cg_paths *p)
+{
+	char cmd[512], line[8192], mid[128];
+	FILE *f;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(mid, sizeof(mid), ";%s;", anchor);
+	snprintf(cmd, sizeof(cmd), "perf report --stdio -q --no-children --sort sym "
+		 "-g folded,0,caller,count --no-inline %s 2>/dev/null", input);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *path, *leaf;
+		long n;
+
+		line[strcspn(line, "\n")] = '\0';
+		n = strtol(line, &path, 10);
+		if (path == line || *path != ' ' || n <= 0)
+			continue;
+		path++;
+		leaf = strrchr(path, ';');
+		leaf = leaf ? leaf + 1 : path;
+		if (strncmp(leaf, prefix, strlen(prefix)))
+			continue;
+		p->path = realloc(p->path, (p->nr + 1) * sizeof(*p->path));
+		p->count = realloc(p->count, (p->nr + 1) * sizeof(*p->count));
+		if (!p->path || !p->count)
+			break;
+		p->path[p->nr] = strdup(path);
+		p->count[p->nr++] = n;
+		p->total += n;
+		if (strstr(path, mid))
+			p->deep += n;
+	}
+	return pclose(f) ? -1 : 0;
+}
+
+/* Samples of @a whose path @b has too. */
+static inline long cg_paths_shared(const struct cg_paths *a, const struct cg_paths *b)
+{
+	long shared = 0;
+	size_t i, j;
+
+	for (i = 0; i < a->nr; i++)
+		for (j = 0; j < b->nr; j++)
+			if (!strcmp(a->path[i], b->path[j])) {
+				shared += a->count[i];
+				break;
+			}
+	return shared;
+}
+
+static inline void cg_paths_free(struct cg_paths *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr; i++)
+		free(p->path[i]);
+	free(p->path);
+	free(p->count);
+	memset(p, 0, sizeof(*p));
+}
+
 #endif /* PEVT_SELFTESTS_RECORD_CHECK_H */

@@ -26,6 +26,27 @@
 
 #define LOOP	"sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'"
 
+/*
+ * A call tree built without frame pointers, for --call-graph dwarf: only
+ * the stack dump and the CFI can unwind it.  noipa: no clones, no
+ * inlining; the stores after the calls: no tail calls.
+ */
+#define CGN_SRC \
+	"#include <stdlib.h>\n" \
+	"volatile unsigned long sink;\n" \
+	"__attribute__((noipa)) void cg_spin(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i; }\n" \
+	"__attribute__((noipa)) void cg_leaf_c(unsigned long n) { cg_spin(n); sink++; }\n" \
+	"__attribute__((noipa)) void cg_leaf_d(unsigned long n) { cg_spin(n); sink++; }\n" \
+	"__attribute__((noipa)) void cg_mid_a(unsigned long n) { cg_leaf_c(n); sink++; }\n" \
+	"__attribute__((noipa)) void cg_mid_b(unsigned long n) { cg_leaf_c(n / 2); cg_leaf_d(n); sink++; }\n" \
+	"int main(int argc, char **argv)\n" \
+	"{\n" \
+	"	unsigned long n = strtoul(argv[1], 0, 0);\n" \
+	"	for (int i = 0; i < 4; i++) { cg_mid_a(n); cg_mid_b(n); }\n" \
+	"	return 0;\n" \
+	"}\n"
+#define CGN_N	"20000000"
+
 static char pevt_bin[PATH_MAX];
 
 static void find_pevt(void)
@@ -448,6 +469,94 @@ TEST_F(rec, exec_fails)
 	}
 }
 
+/*
+ * --call-graph dwarf: the attr perf record sets (user registers
+ * 0xff0fff, 8192 stack bytes, mmap_data for the unwinder's .eh_frame),
+ * and perf report unwinds the call tree program of pevt's file into the
+ * paths it unwinds from its own recording: at least 99% of each file's
+ * samples in the program's functions have a path the other file has, and
+ * as many of them reach main.
+ */
+TEST_F(rec, call_graph_dwarf)
+{
+	struct cg_paths pp, tp;
+	long long samples;
+	struct out o;
+	FILE *f;
+
+	f = fopen("cgn.c", "w");
+	ASSERT_NE(NULL, f);
+	fputs(CGN_SRC, f);
+	fclose(f);
+	if (system("cc -O2 -g -fomit-frame-pointer -o cgn cgn.c"))
+		SKIP(return, "cannot build the call tree program (no cc)");
+	run(&o, "perf record -q --call-graph dwarf -F 2000 -o perf.data -- ./cgn " CGN_N);
+	if (o.status)
+		SKIP(return, "perf record --call-graph dwarf fails here: %s", o.err);
+	out_free(&o);
+	ASSERT_EQ(0, cg_paths_read("-i perf.data", "cg_", "main", &pp));
+	if (pp.total < 100 || pp.deep * 100 < pp.total * 95)
+		SKIP(return, "perf unwinds only %ld of its own %ld samples to main", pp.deep, pp.total);
+
+	samples = record(_metadata, "%s record --drain=%s --call-graph dwarf -F 2000 -o t.data -- ./cgn "
+			 CGN_N, pevt_bin, variant->drain);
+	ASSERT_GT(samples, 100);
+	run(&o, "perf evlist -v -i t.data");
+	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_NE(NULL, strstr(o.out, "sample_type: IP|TID|TIME|CALLCHAIN|PERIOD|REGS_USER|STACK_USER"))
+		TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "sample_regs_user: 0xff0fff")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "sample_stack_user: 8192")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "exclude_callchain_user: 1")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "mmap_data: 1")) TH_LOG("%s", o.out);
+	out_free(&o);
+	run(&o, "perf report --stdio -i t.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err)) TH_LOG("%s", o.err);
+	out_free(&o);
+
+	ASSERT_EQ(0, cg_paths_read("-i t.data", "cg_", "main", &tp));
+	fprintf(stderr, "# perf: %ld samples, %ld to main, %ld on pevt's paths; "
+		"pevt: %ld, %ld to main, %ld on perf's paths (%zu / %zu paths)\n",
+		pp.total, pp.deep, cg_paths_shared(&pp, &tp), tp.total, tp.deep,
+		cg_paths_shared(&tp, &pp), pp.nr, tp.nr);
+	EXPECT_GT(tp.total, 100);
+	EXPECT_GE(tp.deep * 100, tp.total * 99);
+	EXPECT_GE(cg_paths_shared(&tp, &pp) * 100, tp.total * 99);
+	EXPECT_GE(cg_paths_shared(&pp, &tp) * 100, pp.total * 99);
+	cg_paths_free(&tp);
+
+	/*
+	 * -p: the process's mappings come from /proc, the data ones too
+	 * (MISC_MMAP_DATA), or the unwinder finds no .eh_frame_hdr.
+	 */
+	self->busy = fork();
+	if (!self->busy) {
+		execl("./cgn", "cgn", "2000000000", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_GT(self->busy, 0);
+	usleep(200000);
+	samples = record(_metadata, "(%s record -q --drain=%s --call-graph dwarf -F 2000 -p %d "
+			 "-o p.data & P=$!; sleep 0.5; kill -INT $P; wait $P)",
+			 pevt_bin, variant->drain, self->busy);
+	ASSERT_EQ(0, cg_paths_read("-i p.data", "cg_", "main", &tp));
+	fprintf(stderr, "# -p: %ld samples, %ld to main, %ld on perf's paths\n",
+		tp.total, tp.deep, cg_paths_shared(&tp, &pp));
+	EXPECT_GT(tp.total, 100);
+	EXPECT_GE(tp.deep * 100, tp.total * 99);
+	EXPECT_GE(cg_paths_shared(&tp, &pp) * 100, tp.total * 99);
+	cg_paths_free(&pp);
+	cg_paths_free(&tp);
+
+	/* dwarf,SIZE: rounded up to 8 bytes, as perf does */
+	samples = record(_metadata, "%s record -q --drain=%s --call-graph dwarf,4093 -F 2000 "
+			 "-o s.data -- ./cgn 2000000", pevt_bin, variant->drain);
+	run(&o, "perf evlist -v -i s.data");
+	EXPECT_NE(NULL, strstr(o.out, "sample_stack_user: 4096")) TH_LOG("%s", o.out);
+	out_free(&o);
+}
+
 TEST_F(rec, bad_options)
 {
 	struct out o;
@@ -463,6 +572,14 @@ TEST_F(rec, bad_options)
 	run(&o, "%s record -e no-such-event -o x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);
 	EXPECT_NE(NULL, strstr(o.err, "no-such-event"));
+	out_free(&o);
+	run(&o, "%s record --call-graph lbr -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--call-graph: unknown mode 'lbr'")) TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "%s record --call-graph dwarf,65536 -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "incorrect stack dump size (max 65528): '65536'")) TH_LOG("%s", o.err);
 	out_free(&o);
 	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);

@@ -43,6 +43,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
+#include <asm/perf_regs.h>
 #include <linux/pevt.h>
 #include <pevt/data_index.h>
 #include <pevt/data_writer.h>
@@ -81,11 +82,18 @@
 #define PERF_RECORD_MISC_MMAP_BUILD_ID	(1 << 14)
 #endif
 
+/* perf's x86-64 PERF_REGS_MASK: ax .. r15 but ds, es, fs, gs (0xff0fff). */
+#define PERF_REGS_MASK_X86_64						\
+	(((1ULL << PERF_REG_X86_64_MAX) - 1) &				\
+	 ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |	\
+	   (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
+
 struct record_opts {
 	char *events;			/* joined -e lists */
 	uint64_t period;		/* -c */
 	uint64_t freq;			/* -F */
-	bool callchain;			/* -g */
+	enum { CG_NONE, CG_FP, CG_DWARF } call_graph;	/* -g, --call-graph */
+	uint32_t dump_size;		/* --call-graph dwarf,SIZE: user stack bytes */
 	bool system_wide;		/* -a */
 	const char *cpu_list;		/* -C */
 	const char *pid_list;		/* -p */
@@ -943,7 +951,11 @@ static int synth_fork(struct record *r, int pid, int ppid, int tid, int ptid)
 	return write_rec(r, &ev, sizeof(ev));
 }
 
-/* MMAP2 of every executable mapping of @pid (perf_event__synthesize_mmap_events()). */
+/*
+ * MMAP2 of every executable mapping of @pid, and with --call-graph dwarf
+ * (attr.mmap_data) of every readable one, with PERF_RECORD_MISC_MMAP_DATA
+ * (perf_event__synthesize_mmap_events()).
+ */
 static int synth_mmaps(struct record *r, int pid)
 {
 	struct {
@@ -973,7 +985,7 @@ static int synth_mmaps(struct record *r, int pid)
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n",
 			   &start, &end, perm, &pgoff, &maj, &min, &ino, &n) < 7 || !n)
 			continue;
-		if (perm[2] != 'x')
+		if (perm[2] != 'x' && (r->o->call_graph != CG_DWARF || perm[0] != 'r'))
 			continue;
 		name = line + n;
 		name[strcspn(name, "\n")] = '\0';
@@ -981,7 +993,8 @@ static int synth_mmaps(struct record *r, int pid)
 			name = "//anon";
 		memset(&ev, 0, offsetof(typeof(ev), filename));
 		ev.h.type = PERF_RECORD_MMAP2;
-		ev.h.misc = PERF_RECORD_MISC_USER;
+		ev.h.misc = PERF_RECORD_MISC_USER |
+			    (perm[2] != 'x' ? PERF_RECORD_MISC_MMAP_DATA : 0);
 		ev.pid = ev.tid = pid;
 		ev.start = start;
 		ev.len = end - start;
@@ -989,7 +1002,7 @@ static int synth_mmaps(struct record *r, int pid)
 		ev.maj = maj;
 		ev.min = min;
 		ev.ino = ino;
-		ev.prot = PROT_EXEC | (perm[0] == 'r' ? PROT_READ : 0) |
+		ev.prot = (perm[2] == 'x' ? PROT_EXEC : 0) | (perm[0] == 'r' ? PROT_READ : 0) |
 			  (perm[1] == 'w' ? PROT_WRITE : 0);
 		ev.flags = perm[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		len = strlen(name) + 1;
@@ -1251,8 +1264,10 @@ static int setup_events(struct record *r)
 		return -ENOMEM;
 	if (!task)
 		st |= PERF_SAMPLE_CPU;
-	if (o->callchain)
+	if (o->call_graph != CG_NONE)
 		st |= PERF_SAMPLE_CALLCHAIN;
+	if (o->call_graph == CG_DWARF)
+		st |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	if (r->nr_events > 1)
 		st |= PERF_SAMPLE_IDENTIFIER;
 	r->sample_type = st;
@@ -1291,6 +1306,16 @@ static int setup_events(struct record *r)
 		/* perf record: a tracepoint's fields, on both backends. */
 		a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
 		/*
+		 * --call-graph dwarf (__evsel__config_callchain()): the kernel
+		 * part of the chain, the user registers and stack for the
+		 * reader to unwind.
+		 */
+		if (o->call_graph == CG_DWARF) {
+			a->sample_regs_user = PERF_REGS_MASK_X86_64;
+			a->sample_stack_user = o->dump_size;
+			a->exclude_callchain_user = 1;
+		}
+		/*
 		 * The module's inherit (Documentation/inherit.md).  Not its
 		 * enable_on_exec: the module enables at sched_process_exec,
 		 * after the exec wrote its COMM and mapped the program, so the
@@ -1302,6 +1327,13 @@ static int setup_events(struct record *r)
 		a->enable_on_exec = !!o->argv && task && e->backend != PEVT_BACKEND_DEVICE;
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+			/*
+			 * dwarf: the data mappings too, as perf record's
+			 * sample_address does: the unwinder reads
+			 * .eh_frame_hdr/.eh_frame, which -z separate-code
+			 * puts in a read-only segment of its own.
+			 */
+			a->mmap_data = o->call_graph == CG_DWARF;
 		}
 		if (o->overwrite)
 			snapshot_config_attr(a, e->backend);
@@ -1711,13 +1743,43 @@ static int parse_size(const char *s, uint64_t *v)
 	return 0;
 }
 
+/*
+ * --call-graph fp|dwarf[,SIZE] as perf record parses it
+ * (parse_callchain_record()): SIZE rounded up to 8 bytes, at most 65528,
+ * 8192 by default.
+ */
+static int parse_call_graph(const char *arg, struct record_opts *o)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	uint64_t size = 8192;
+
+	if (len == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		o->call_graph = CG_FP;
+		return 0;
+	}
+	if (len != 5 || strncmp(arg, "dwarf", 5)) {
+		p_err("--call-graph: unknown mode '%.*s' (fp or dwarf)", (int)len, arg);
+		return -EINVAL;
+	}
+	if (comma && (parse_size(comma + 1, &size) || !size ||
+		      (size = (size + 7) & ~7ULL) > (65535 & ~7))) {
+		p_err("--call-graph: incorrect stack dump size (max %d): '%s'",
+		      65535 & ~7, comma + 1);
+		return -EINVAL;
+	}
+	o->call_graph = CG_DWARF;
+	o->dump_size = size;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option opts[] = {
 		{ "event",		required_argument,	NULL, 'e' },
 		{ "count",		required_argument,	NULL, 'c' },
 		{ "freq",		required_argument,	NULL, 'F' },
-		{ "call-graph",		no_argument,		NULL, 'g' },
+		{ "call-graph",		required_argument,	NULL, 'G' },
 		{ "all-cpus",		no_argument,		NULL, 'a' },
 		{ "cpu",		required_argument,	NULL, 'C' },
 		{ "pid",		required_argument,	NULL, 'p' },
@@ -1764,7 +1826,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'g':
-			o->callchain = true;
+			o->call_graph = CG_FP;
+			break;
+		case 'G':
+			if (parse_call_graph(optarg, o))
+				return -EINVAL;
 			break;
 		case 'a':
 			o->system_wide = true;
