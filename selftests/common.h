@@ -129,6 +129,26 @@ static inline int within_pct(double a, double b, double pct)
 	return d <= b * pct / 100.0;
 }
 
+/*
+ * A bool parameter of the loaded module (/sys/module/pevt/parameters/@name):
+ * 1 for Y, 0 for N, -1 if it cannot be read.
+ */
+static inline int pevt_param_bool(const char *name)
+{
+	char path[128], c = 0;
+	FILE *f;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/pevt/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, " %c", &c) == 1 && (c == 'Y' || c == 'N'))
+		ret = c == 'Y';
+	fclose(f);
+	return ret;
+}
+
 /* Non-group read with TOTAL_TIME_ENABLED|RUNNING (|ID optional). */
 struct read_one {
 	__u64 value;

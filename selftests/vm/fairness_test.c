@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "../common.h"
 #include "../run_cmd.h"
 
 #define JSON	"/tmp/fairness_test.json"
@@ -602,7 +603,6 @@ TEST(interrupted)
  * PEVT_TASK_TIME_STRICT=1 asserts also where the switch-in is early, to
  * show the test fails there.
  */
-#define SWITCH_IN_LATE	"/sys/module/pevt/parameters/switch_in_late"
 #define RING_JSON	"/tmp/fair_ring.json"
 
 /* "error" of the first member with "source":@src in @obj; NAN if none. */
@@ -624,7 +624,7 @@ static double member_err(const char *obj, const char *src, double *ena, double *
  * One bench run of ring-tasks and many-tasks (stock, rotid): rotid's
  * many-tasks cpu_ns error in *@e and its ring-tasks mean error in *@ring.
  */
-static int ring_run(struct __test_metadata *_metadata, const char *late, double *e, double *ring)
+static int ring_run(struct __test_metadata *_metadata, int late, double *e, double *ring)
 {
 	const char *scen[] = { "ring-tasks", "many-tasks" }, *sk[] = { "stock", "rotid" };
 	double ena = 0, rn = 0;
@@ -652,7 +652,7 @@ static int ring_run(struct __test_metadata *_metadata, const char *late, double 
 			}
 			TH_LOG("%s %s: error mean %.4f max %.4f, %.0f ticks, %.0f ns/tick, switch-in late %c",
 			       scen[i], sk[k], num(o[i][k], "error_mean"), num(o[i][k], "error_max"),
-			       num(o[i][k], "ticks"), num(o[i][k], "tick_ns"), late[0]);
+			       num(o[i][k], "ticks"), num(o[i][k], "tick_ns"), late ? 'Y' : 'N');
 		}
 	for (k = 0; k < 2; k++) {
 		*e = member_err(o[1][k], "cpu_ns", &ena, &rn);
@@ -677,17 +677,12 @@ TEST(ring_task_time)
 {
 	const char *strict = getenv("PEVT_TASK_TIME_STRICT");
 	double e = NAN, ring = NAN;
-	char late[8] = "";
+	int late = pevt_param_bool("switch_in_late");
 	bool check;
-	FILE *f;
 	int i;
 
-	f = fopen(SWITCH_IN_LATE, "r");
-	ASSERT_NE(NULL, f);
-	if (!fgets(late, sizeof(late), f))
-		late[0] = '\0';
-	fclose(f);
-	check = late[0] == 'Y' || (strict && *strict == '1');
+	ASSERT_LE(0, late) TH_LOG("no module parameter switch_in_late");
+	check = late == 1 || (strict && *strict == '1');
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, ring_run(_metadata, late, &e, &ring));
 		if (!check || (e <= 0.03 && ring <= 0.05))

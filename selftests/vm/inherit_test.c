@@ -296,19 +296,10 @@ TEST_F_TIMEOUT(inh, fork_churn_like_stock, 300)
  * on 6.12.  Kernels without kprobes (the debug kernel) keep the exit at
  * sched_process_exit (module parameter exit_early: N): skipped there.
  */
-#define EXIT_EARLY	"/sys/module/pevt/parameters/exit_early"
-
+/* exit_early: Y where the module ends task events at perf_event_exit_task(). */
 static int exit_early(void)
 {
-	char c = 'N';
-	FILE *f = fopen(EXIT_EARLY, "r");
-
-	if (f) {
-		if (fscanf(f, " %c", &c) != 1)
-			c = 'N';
-		fclose(f);
-	}
-	return c == 'Y';
+	return pevt_param_bool("exit_early") == 1;
 }
 
 static int clk_open(int dev, pid_t pid, int inherit)
@@ -322,11 +313,9 @@ static int clk_open(int dev, pid_t pid, int inherit)
 
 static uint64_t clk_read(int fd)
 {
-	uint64_t v = 0;
+	struct read_one r;
 
-	if (read(fd, &v, sizeof(v)) != sizeof(v))
-		return 0;
-	return v;
+	return read_one(fd, &r) >= (int)sizeof(r.value) ? r.value : 0;
 }
 
 #define SHORT_CHILDREN	200
