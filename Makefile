@@ -53,9 +53,10 @@ MAN_PAGES := $(patsubst Documentation/man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
 HELP_SRCS := $(filter Documentation/man/pevt%.1.md,$(MAN_SRCS))
 
 # What libpevt itself links: liburing (record's drain), libzstd
-# (PERF_RECORD_COMPRESSED), libelf (symbols, build ids), libiberty (C++
+# (PERF_RECORD_COMPRESSED), libelf (symbols, build ids), libdw (DWARF
+# unwinding of --call-graph dwarf samples), libiberty (C++
 # demangling).
-LIBPEVT_LIBS := -luring -lzstd -lelf -liberty -lm -pthread
+LIBPEVT_LIBS := -luring -lzstd -lelf -ldw -liberty -lm -pthread
 
 # Extra libraries a test needs, from a "// LDLIBS: ..." line in its source.
 ldlibs_of = $(shell sed -n 's|^// LDLIBS: ||p' $(1))

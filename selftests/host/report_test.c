@@ -5,7 +5,7 @@
  * the perf.data reader and its ordering on synthetic files (unknown
  * record types, truncated and corrupt files, rounds, k-way merge).
  */
-// LDLIBS: -lzstd -lelf -liberty
+// LDLIBS: -lzstd -lelf -ldw -liberty
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
