@@ -20,6 +20,7 @@
 #include <elf.h>
 
 #include <pevt/callchain.h>
+#include <pevt/unwind.h>
 #include <pevt/data_index.h>
 #include <pevt/data_reader.h>
 #include <pevt/hist.h>
@@ -30,6 +31,8 @@
 #include "main.h"
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
+/* a sample's chain: the CALLCHAIN's, then as many unwound user frames */
+#define MAX_CHAIN	(2 * MAX_STACK)
 
 /* A sample kept by the first pass: the record and its thread at its time. */
 struct sref {
@@ -57,6 +60,8 @@ struct worker {
 	size_t from, to;
 	struct pevt_hists *hists;	/* one per evsel */
 	uint8_t *modes;			/* cpumode of each callchain entry */
+	struct pevt_unwind *unwind;	/* --call-graph dwarf samples */
+	uint64_t user_ips[MAX_STACK];	/* the sample's unwound frames, callee first */
 	struct pevt_cc_entry *chain;	/* resolved entries, in walk order */
 	char *levels;			/* their [k]/[.] levels */
 	const struct pevt_map **map_of;	/* and maps */
@@ -192,30 +197,75 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	return e;
 }
 
+/* Entry @n of the chain: @ip resolved in @cpumode at the sample's time. */
+static void put_entry(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
+		      uint8_t cpumode, uint64_t ip, char *level, int n)
+{
+	struct pevt_addr_loc cl;
+
+	pevt_machine__resolve(w->r->m, t, cpumode, ip, s->time, &cl);
+	if (cl.sym || cl.map)
+		*level = cpumode == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
+	w->chain[n].dso = cl.map ? cl.map->dso : NULL;
+	w->chain[n].sym = cl.sym;
+	w->chain[n].ip = ip;
+	w->levels[n] = *level;
+	w->map_of[n] = cl.map;
+}
+
+/* The unwound user frames (perf's unwind__get_entries()), from entry @n on. */
+static int put_user(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
+		    int nr_user, char *level, int n)
+{
+	int k;
+
+	for (k = 0; k < nr_user; k++) {
+		int j = w->r->cc.caller ? nr_user - 1 - k : k;
+
+		put_entry(w, s, t, PERF_RECORD_MISC_USER, w->user_ips[j], level, n++);
+	}
+	return n;
+}
+
 /*
  * The sample's callchain resolved in perf's walk order (outermost caller
  * first with caller order, perf report's order with --children; the
  * sample ip first with callee order), at most MAX_STACK entries counted
  * from where the walk starts (thread__resolve_callchain_sample()).  An
  * entry with neither map nor symbol takes the level of the one before
- * it, as perf reuses its addr_location.  Returns the number of entries,
- * or -1 for a corrupt chain (perf drops it).
+ * it, as perf reuses its addr_location.  A `--call-graph dwarf` sample
+ * (user regs and stack) has the kernel part in its CALLCHAIN and its
+ * user frames unwound, up to MAX_STACK more: with callee order the
+ * CALLCHAIN's entries, then the unwound ones; with caller order the
+ * unwound ones, then the CALLCHAIN's (thread__resolve_callchain()).
+ * Returns the number of entries, or -1 for a corrupt chain (perf drops
+ * it).
  */
 static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
 			 char level)
 {
 	struct report *r = w->r;
 	uint8_t cpumode = PERF_RECORD_MISC_USER;
-	uint64_t i, k;
-	int n = 0;
+	uint64_t i, k, need;
+	int n = 0, nr = 0, nr_user = 0;
 
-	if (s->nr_callchain > w->mode_cap) {
+	if (pevt_unwind__can(s->evsel)) {
+		if (!w->unwind)
+			w->unwind = pevt_unwind__new(r->m);
+		if (!w->unwind)
+			return -ENOMEM;
+		nr_user = pevt_unwind__user(w->unwind, t, s, w->user_ips, MAX_STACK);
+		if (nr_user < 0)
+			return nr_user;
+	}
+	need = s->nr_callchain + nr_user;
+	if (need > w->mode_cap) {
 		free(w->modes);
 		free(w->chain);
 		free(w->levels);
 		free(w->map_of);
 		free(w->rev);
-		w->mode_cap = s->nr_callchain * 2;
+		w->mode_cap = need * 2;
 		w->modes = malloc(w->mode_cap);
 		w->chain = malloc(w->mode_cap * sizeof(*w->chain));
 		w->levels = malloc(w->mode_cap);
@@ -241,23 +291,19 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 		}
 		w->modes[i] = cpumode;
 	}
-	for (k = 0; k < s->nr_callchain && n < MAX_STACK; k++) {
+	if (r->cc.caller)
+		n = put_user(w, s, t, nr_user, &level, n);
+	for (k = 0; k < s->nr_callchain && nr < MAX_STACK; k++) {
 		uint64_t j = r->cc.caller ? s->nr_callchain - 1 - k : k;
 		uint64_t ip = s->callchain[j];
-		struct pevt_addr_loc cl;
 
 		if (ip >= PERF_CONTEXT_MAX)
 			continue;
-		pevt_machine__resolve(r->m, t, w->modes[j], ip, s->time, &cl);
-		if (cl.sym || cl.map)
-			level = w->modes[j] == PERF_RECORD_MISC_KERNEL ? 'k' : '.';
-		w->chain[n].dso = cl.map ? cl.map->dso : NULL;
-		w->chain[n].sym = cl.sym;
-		w->chain[n].ip = ip;
-		w->levels[n] = level;
-		w->map_of[n] = cl.map;
-		n++;
+		put_entry(w, s, t, w->modes[j], ip, &level, n++);
+		nr++;
 	}
+	if (!r->cc.caller)
+		n = put_user(w, s, t, nr_user, &level, n);
 	return n;
 }
 
@@ -304,7 +350,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 		   const struct pevt_map *const *map_of, int n, uint64_t period, uint32_t count)
 {
 	struct report *r = w->r;
-	struct pevt_hist_key seen[MAX_STACK + 1];
+	struct pevt_hist_key seen[MAX_CHAIN + 1];
 	struct pevt_hist_entry *e;
 	const char *comm = k->comm;
 	int32_t tid = k->tid, cpu = k->cpu;
@@ -451,9 +497,9 @@ static int cls_add(struct worker *w, int evsel, struct pevt_hist_key *k, struct 
 		w->tab_cap = 2 * CLS_MAX;
 		w->tab = calloc(w->tab_cap, sizeof(*w->tab));
 		w->cls = malloc(CLS_MAX * sizeof(*w->cls));
-		w->pool = malloc((CLS_POOL_MAX + MAX_STACK) * sizeof(*w->pool));
-		w->pool_levels = malloc(CLS_POOL_MAX + MAX_STACK);
-		w->pool_maps = malloc((CLS_POOL_MAX + MAX_STACK) * sizeof(*w->pool_maps));
+		w->pool = malloc((CLS_POOL_MAX + MAX_CHAIN) * sizeof(*w->pool));
+		w->pool_levels = malloc(CLS_POOL_MAX + MAX_CHAIN);
+		w->pool_maps = malloc((CLS_POOL_MAX + MAX_CHAIN) * sizeof(*w->pool_maps));
 		if (!w->tab || !w->cls || !w->pool || !w->pool_levels || !w->pool_maps)
 			return -ENOMEM;
 	}
@@ -510,7 +556,8 @@ static int process_parsed(struct worker *w, const struct pevt_sample *sp, struct
 	k.ip = al.addr;
 	flame = r->flame_path && s.evsel->idx == 0;
 	n = 0;
-	if (s.nr_callchain && (r->use_children || r->use_callchain || flame)) {
+	if ((s.nr_callchain || pevt_unwind__can(s.evsel)) &&
+	    (r->use_children || r->use_callchain || flame)) {
 		n = resolve_chain(w, &s, t, al.level);
 		if (n == -ENOMEM)
 			return n;
@@ -884,6 +931,7 @@ static int workers_merge(struct report *r, struct worker *w, int n)
 		}
 		free(w[i].hists);
 		free(w[i].modes);
+		pevt_unwind__delete(w[i].unwind);
 		free(w[i].chain);
 		free(w[i].levels);
 		free(w[i].map_of);
