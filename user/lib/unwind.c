@@ -117,8 +117,9 @@ static const struct pevt_map *map_of(struct pevt_unwind *u, uint64_t addr)
  * session has not got it yet (perf's __report_module()): the file by its
  * name, else the build-id cache's copy.  Returns 0 with *@modp NULL for a
  * pc without a map (perf keeps such a frame), -1 if the DSO has no ELF
- * file or @pc is outside it, and sets u->conflict when another DSO or
- * base holds @pc in this session.
+ * file or @pc is outside it, and sets u->conflict when the session has
+ * another DSO or base at @pc, or a module where @pc has no map now: a
+ * fresh session, like perf's per sample, would not.
  */
 static int report_module(struct pevt_unwind *u, uint64_t pc, Dwfl_Module **modp,
 			 const struct pevt_map **mapp)
@@ -135,8 +136,12 @@ static int report_module(struct pevt_unwind *u, uint64_t pc, Dwfl_Module **modp,
 	*modp = NULL;
 	if (mapp)
 		*mapp = map;
-	if (!map || !map->dso)
+	if (!map || !map->dso) {
+		/* a DSO reported for an earlier sample is no longer there */
+		if (dwfl_addrmodule(dwfl, pc))
+			u->conflict = true;
 		return 0;
+	}
 	dso = map->dso;
 	base = map->start - map->pgoff;
 	mod = dwfl_addrmodule(dwfl, pc);
