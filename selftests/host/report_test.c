@@ -453,6 +453,106 @@ TEST_F_TIMEOUT(perf, callgraph, 300)
 	out_free(&o);
 }
 
+/* ---- --call-graph dwarf ---- */
+
+/*
+ * perf report and pevt report of a file, each with its own extra
+ * arguments: differing lines of the folded reports (merge.awk), or with
+ * @graph of the graphs (as report_diff()'s LINES).
+ */
+static int dwarf_diff(const char *file, const char *perf_args, const char *pevt_args,
+		      bool graph, char *log, size_t sz)
+{
+	const char *s = graph ? " | awk '/^ +[0-9]+\\.[0-9]+%/ { skip = /\\[unknown\\] +\\[.\\] [0-9a-fx]+$/ } /^#/ { skip = 0 } !skip'"
+				" | grep -v '(Tip' | sed 's/^[ |-]*//' | grep -v '^$' | sort" :
+				" | awk -f merge.awk | sort";
+	struct out o;
+	int n;
+
+	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null %s > da.%d"
+	    " && %s report --stdio -i %s %s 2>/dev/null %s > db.%d;"
+	    " diff da.%d db.%d | head -6 >&2; diff da.%d db.%d | grep -c '^[<>]'",
+	    dir, file, perf_args, s, getpid(), pevt_bin, file, pevt_args, s, getpid(),
+	    getpid(), getpid(), getpid(), getpid());
+	snprintf(log, sz, "%s", o.err);
+	n = atoi(o.out);
+	out_free(&o);
+	return n;
+}
+
+/*
+ * The call-tree program without frame pointers, recorded with
+ * `--call-graph dwarf`: pevt unwinds the user stacks as perf does.  perf
+ * adds the inlined functions of each frame (DWARF inline info, "(inlined)"
+ * frames); pevt does not, so perf runs with --no-inline.
+ */
+TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
+{
+	static const char *const args[] = {
+		"--no-children -g folded,0,caller,count",
+		"--no-children -g folded,0,callee,count",
+		"-g folded,0,caller,count",
+		"-g folded,0,callee,count",
+		"--no-children --sort comm,dso,sym -g folded,0,caller,count",
+		"--no-children --sort comm,dso,sym -g folded,0,callee,count",
+		"--children --sort comm,dso,sym -g folded,0,caller,count",
+		"--children --sort comm,dso,sym -g folded,0,callee,count",
+	};
+	static const char *const graphs[] = {
+		"--no-children", "--no-children -g caller", "--children", "-g callee",
+		"--sort comm,dso,sym",
+	};
+	char log[4096], pa[256], pb[256];
+	struct out o;
+	size_t i;
+	int t;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && printf '%%s' '" CG_SRC "' > cgdw.c"
+	    " && cc -O2 -fomit-frame-pointer -g -o cgdw cgdw.c"
+	    " && perf record -q -e cpu-clock --call-graph dwarf -o dw.data ./cgdw"
+	    " && perf evlist -v -i dw.data", dir);
+	if (o.status || !strstr(o.out, "REGS_USER") || !strstr(o.out, "STACK_USER")) {
+		TH_LOG("%s%s", o.out, o.err);
+		out_free(&o);
+		SKIP(return, "perf cannot record --call-graph dwarf here");
+	}
+	out_free(&o);
+
+	for (t = 1; t <= 2; t++) {
+		for (i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+			int n;
+
+			snprintf(pa, sizeof(pa), "--no-inline %s", args[i]);
+			snprintf(pb, sizeof(pb), "%s --threads %d", args[i], t);
+			n = dwarf_diff("dw.data", pa, pb, false, log, sizeof(log));
+			if (n)
+				TH_LOG("dw.data %s:\n%s", pb, log);
+			EXPECT_EQ(0, n);
+		}
+		for (i = 0; i < sizeof(graphs) / sizeof(graphs[0]); i++) {
+			int n;
+
+			snprintf(pa, sizeof(pa), "--no-inline %s", graphs[i]);
+			snprintf(pb, sizeof(pb), "%s --threads %d", graphs[i], t);
+			n = dwarf_diff("dw.data", pa, pb, true, log, sizeof(log));
+			if (n)
+				TH_LOG("dw.data %s:\n%s", pb, log);
+			EXPECT_EQ(0, n);
+		}
+	}
+	/* unwound through code without frame pointers: the recursion is there */
+	run(&o, "cd %s && %s report -i dw.data --no-children -g folded", dir, pevt_bin);
+	EXPECT_NE(NULL, strstr(o.out, "spin;rec;rec;rec;rec;main")) TH_LOG("%s", o.out);
+	out_free(&o);
+	/* the same bytes for any number of threads */
+	run(&o, "cd %s && for n in 1 2 3; do %s report -i dw.data --threads $n | md5sum;"
+	    " %s report -i dw.data --no-children -g caller --threads $n | md5sum;"
+	    " done | sort | uniq | wc -l", dir, pevt_bin, pevt_bin);
+	EXPECT_EQ(2, atoi(o.out)) TH_LOG("%s", o.err);
+	out_free(&o);
+}
+
 /* ---- --flamegraph ---- */
 
 struct frame {
