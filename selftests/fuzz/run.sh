@@ -49,7 +49,7 @@ for h in "${harnesses[@]}"; do
 	bin=$out/$name
 	# shellcheck disable=SC2086
 	if ! "$CLANG" "${cflags[@]}" $extra -o "$bin" "$top/selftests/fuzz/$src" \
-		"$top"/user/lib/*.c -luring -lzstd -lelf -liberty -pthread 2>"$out/$name.build.log"; then
+		"$top"/user/lib/*.c -luring -lzstd -lelf -ldw -liberty -pthread 2>"$out/$name.build.log"; then
 		echo "not ok $i $name # build failed"; sed 's/^/# /' "$out/$name.build.log"
 		fail=1; continue
 	fi
