@@ -197,6 +197,15 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	return e;
 }
 
+/*
+ * Does @evsel's sample have a chain to unwind?  perf unwinds samples with
+ * callchains only (sample__resolve_callchain()).
+ */
+static bool dwarf_chain(const struct pevt_data_evsel *evsel)
+{
+	return (evsel->attr.sample_type & PERF_SAMPLE_CALLCHAIN) && pevt_unwind__can(evsel);
+}
+
 /* Entry @n of the chain: @ip resolved in @cpumode at the sample's time. */
 static void put_entry(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
 		      uint8_t cpumode, uint64_t ip, char *level, int n)
@@ -249,7 +258,7 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 	uint64_t i, k, need;
 	int n = 0, nr = 0, nr_user = 0;
 
-	if (pevt_unwind__can(s->evsel)) {
+	if (dwarf_chain(s->evsel)) {
 		if (!w->unwind)
 			w->unwind = pevt_unwind__new(r->m);
 		if (!w->unwind)
@@ -556,7 +565,7 @@ static int process_parsed(struct worker *w, const struct pevt_sample *sp, struct
 	k.ip = al.addr;
 	flame = r->flame_path && s.evsel->idx == 0;
 	n = 0;
-	if ((s.nr_callchain || pevt_unwind__can(s.evsel)) &&
+	if ((s.nr_callchain || dwarf_chain(s.evsel)) &&
 	    (r->use_children || r->use_callchain || flame)) {
 		n = resolve_chain(w, &s, t, al.level);
 		if (n == -ENOMEM)
