@@ -109,10 +109,11 @@ static inline long rec_round_violations(const char *input, long *rounds, long *t
 }
 
 /*
- * The call paths of @input as perf report unwinds them (`--no-children
- * --sort sym -g folded,0,caller,count --no-inline`: no inline frames, for
- * which perf runs addr2line, which the test guests do not have: perf dies
- * of SIGPIPE there): each distinct path, outermost
+ * The call paths of @input as @report (CG_PERF_REPORT, or `pevt report`)
+ * unwinds them (`--no-children --sort sym -g folded,0,caller,count`; perf
+ * with --no-inline: no inline frames, for which perf runs addr2line, which
+ * the test guests do not have: perf dies of SIGPIPE there, and pevt has
+ * none): each distinct path, outermost
  * caller first, with its samples, for the samples whose own function (the
  * path's last entry) starts with @prefix.  ->deep: those of them whose path
  * goes through @anchor (main, or the function running the tree).  Returns
@@ -125,16 +126,18 @@ struct cg_paths {
 	long total, deep;
 };
 
-static inline int cg_paths_read(const char *input, const char *prefix, const char *anchor,
-				struct cg_paths *p)
+#define CG_PERF_REPORT	"perf report -q --no-inline"
+
+static inline int cg_paths_read(const char *report, const char *input, const char *prefix,
+				const char *anchor, struct cg_paths *p)
 {
 	char cmd[512], line[8192], mid[128];
 	FILE *f;
 
 	memset(p, 0, sizeof(*p));
 	snprintf(mid, sizeof(mid), ";%s;", anchor);
-	snprintf(cmd, sizeof(cmd), "perf report --stdio -q --no-children --sort sym "
-		 "-g folded,0,caller,count --no-inline %s 2>/dev/null", input);
+	snprintf(cmd, sizeof(cmd), "%s --stdio --no-children --sort sym "
+		 "-g folded,0,caller,count %s 2>/dev/null", report, input);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;

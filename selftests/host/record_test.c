@@ -494,7 +494,7 @@ TEST_F(rec, call_graph_dwarf)
 	if (o.status)
 		SKIP(return, "perf record --call-graph dwarf fails here: %s", o.err);
 	out_free(&o);
-	ASSERT_EQ(0, cg_paths_read("-i perf.data", "cg_", "main", &pp));
+	ASSERT_EQ(0, cg_paths_read(CG_PERF_REPORT, "-i perf.data", "cg_", "main", &pp));
 	if (pp.total < 100 || pp.deep * 100 < pp.total * 95)
 		SKIP(return, "perf unwinds only %ld of its own %ld samples to main", pp.deep, pp.total);
 
@@ -515,7 +515,7 @@ TEST_F(rec, call_graph_dwarf)
 	EXPECT_TRUE(perf_quiet(o.err)) TH_LOG("%s", o.err);
 	out_free(&o);
 
-	ASSERT_EQ(0, cg_paths_read("-i t.data", "cg_", "main", &tp));
+	ASSERT_EQ(0, cg_paths_read(CG_PERF_REPORT, "-i t.data", "cg_", "main", &tp));
 	fprintf(stderr, "# perf: %ld samples, %ld to main, %ld on pevt's paths; "
 		"pevt: %ld, %ld to main, %ld on perf's paths (%zu / %zu paths)\n",
 		pp.total, pp.deep, cg_paths_shared(&pp, &tp), tp.total, tp.deep,
@@ -540,7 +540,7 @@ TEST_F(rec, call_graph_dwarf)
 	samples = record(_metadata, "(%s record -q --drain=%s --call-graph dwarf -F 2000 -p %d "
 			 "-o p.data & P=$!; sleep 0.5; kill -INT $P; wait $P)",
 			 pevt_bin, variant->drain, self->busy);
-	ASSERT_EQ(0, cg_paths_read("-i p.data", "cg_", "main", &tp));
+	ASSERT_EQ(0, cg_paths_read(CG_PERF_REPORT, "-i p.data", "cg_", "main", &tp));
 	fprintf(stderr, "# -p: %ld samples, %ld to main, %ld on perf's paths\n",
 		tp.total, tp.deep, cg_paths_shared(&tp, &pp));
 	EXPECT_GT(tp.total, 100);

@@ -6,7 +6,8 @@
  * (only the user stack dump and the CFI can unwind it) from pevt's files
  * into the paths it unwinds from its own: at least 99% of each file's
  * samples in the tree have a path the other file has, and at least 99%
- * of pevt's reach the tree's root.  On /dev/pevt this exercises the
+ * of pevt's reach the tree's root.  pevt report (libdw) reads each of
+ * the three files into the paths perf report (libunwind) reads.  On /dev/pevt this exercises the
  * module's PERF_SAMPLE_REGS_USER / STACK_USER and its MMAP2 records of
  * data mappings (attr.mmap_data: the unwinder reads .eh_frame_hdr from a
  * read-only segment of its own).
@@ -94,6 +95,26 @@ FIXTURE_TEARDOWN(dw)
 	}
 }
 
+/*
+ * pevt report unwinds @in (libdw) into the paths perf report (libunwind)
+ * gives for the same file, @perf: the same samples, >= 99% of them on
+ * paths the other has.
+ */
+static void pevt_reads_like_perf(struct __test_metadata *_metadata, const char *in,
+				 const struct cg_paths *perf)
+{
+	struct cg_paths vp;
+
+	ASSERT_EQ(0, cg_paths_read("pevt report", in, "cg_", "cg_tree", &vp));
+	TH_LOG("%s: pevt report %ld samples, %ld to cg_tree, %ld on perf report's paths; "
+	       "perf report %ld, %ld on pevt report's", in, vp.total, vp.deep,
+	       cg_paths_shared(&vp, perf), perf->total, cg_paths_shared(perf, &vp));
+	EXPECT_EQ(perf->total, vp.total) TH_LOG("%s", in);
+	EXPECT_GE(cg_paths_shared(&vp, perf) * 100, vp.total * 99) TH_LOG("%s", in);
+	EXPECT_GE(cg_paths_shared(perf, &vp) * 100, perf->total * 99) TH_LOG("%s", in);
+	cg_paths_free(&vp);
+}
+
 TEST_F_TIMEOUT(dw, unwinds_like_stock, 900)
 {
 	static const char *const backends[] = { "stock", "pevt" };
@@ -106,10 +127,11 @@ TEST_F_TIMEOUT(dw, unwinds_like_stock, 900)
 	if (o.status)
 		SKIP(return, "perf record --call-graph dwarf fails here: %s", o.err);
 	out_free(&o);
-	ASSERT_EQ(0, cg_paths_read("-i perf.data", "cg_", "cg_tree", &pp));
+	ASSERT_EQ(0, cg_paths_read(CG_PERF_REPORT, "-i perf.data", "cg_", "cg_tree", &pp));
 	if (pp.total < 50 || pp.deep * 100 < pp.total * 95)
 		SKIP(return, "perf unwinds only %ld of its own %ld samples to cg_tree",
 		     pp.deep, pp.total);
+	pevt_reads_like_perf(_metadata, "-i perf.data", &pp);
 
 	for (b = 0; b < sizeof(backends) / sizeof(backends[0]); b++) {
 		const char *be = backends[b];
@@ -136,7 +158,7 @@ TEST_F_TIMEOUT(dw, unwinds_like_stock, 900)
 		EXPECT_NE(NULL, strstr(o.out, "mmap_data: 1")) TH_LOG("%s", o.out);
 		out_free(&o);
 
-		ASSERT_EQ(0, cg_paths_read(in, "cg_", "cg_tree", &tp));
+		ASSERT_EQ(0, cg_paths_read(CG_PERF_REPORT, in, "cg_", "cg_tree", &tp));
 		TH_LOG("%s: perf %ld samples, %ld to cg_tree, %ld on pevt's paths; "
 		       "pevt %ld, %ld to cg_tree, %ld on perf's paths (%zu / %zu paths)",
 		       be, pp.total, pp.deep, cg_paths_shared(&pp, &tp), tp.total, tp.deep,
@@ -145,6 +167,7 @@ TEST_F_TIMEOUT(dw, unwinds_like_stock, 900)
 		EXPECT_GE(tp.deep * 100, tp.total * 99) TH_LOG("%s", be);
 		EXPECT_GE(cg_paths_shared(&tp, &pp) * 100, tp.total * 99) TH_LOG("%s", be);
 		EXPECT_GE(cg_paths_shared(&pp, &tp) * 100, pp.total * 99) TH_LOG("%s", be);
+		pevt_reads_like_perf(_metadata, in, &tp);
 		cg_paths_free(&tp);
 	}
 	cg_paths_free(&pp);
