@@ -852,6 +852,37 @@ TEST_F_TIMEOUT(perf, bench_report, 300)
  * file before (no error, exit 0: the fresh-machine run's cut landed on a
  * boundary).
  */
+/*
+ * Kernel frames above _etext (the init text: start_kernel in the boot
+ * CPU's idle task) resolve as perf resolves them.  perf record's kernel
+ * map is [_text, _etext); perf report fixes it up to kallsyms' symbols
+ * once it has loaded them (map__fixup_end()).  A system-wide recording
+ * of the idle machine: the idle task's call paths with their counts
+ * equal perf's.  Before kernel_map_fixup() pevt printed those frames as
+ * addresses (2 of 2 paths differed on the host).
+ */
+#define SWAPPER_AWK "awk '/^ +[0-9.]+%%/ { keep = ($2 == \"swapper\") } keep && /^[0-9]/'"
+
+TEST_F_TIMEOUT(perf, kernel_init_text, 300)
+{
+	const char *args = "--no-children --sort comm,sym -g folded,0,caller,count";
+	struct out o;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && perf record -q -a -g -F 250 -o idle.data -- sleep 1", dir);
+	if (o.status)
+		SKIP(return, "perf record -a fails here: %s", o.err);
+	out_free(&o);
+	run(&o, "{ cd %s && perf report --stdio -i idle.data %s 2>/dev/null | " SWAPPER_AWK
+	    " | sort > ia && %s report --stdio -i idle.data %s 2>/dev/null | " SWAPPER_AWK
+	    " | sort > ib && grep -c start_kernel ia; diff ia ib | head -6 >&2; }",
+	    dir, args, pevt_bin, args);
+	if (atoi(o.out) == 0)
+		SKIP(return, "no idle sample through start_kernel in perf's own report");
+	EXPECT_EQ(0, o.err[0]) TH_LOG("swapper paths differ:\n%s", o.err);
+	out_free(&o);
+}
+
 TEST_F_TIMEOUT(perf, truncated_file, 300)
 {
 	static const char *const files[] = { "trunc.data", "trunc2.data" };

@@ -627,6 +627,44 @@ int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header
 	}
 }
 
+/*
+ * perf report, once it has the kernel's symbols from kallsyms, fixes the
+ * kernel map up to them (dso__load_kernel_sym(): map__fixup_start(),
+ * map__fixup_end()): the map spans [first symbol, end of the last one)
+ * whatever the MMAP record said.  So the init text above _etext, outside
+ * perf record's [_text, _etext) map (start_kernel in an idle task's
+ * chain), resolves, and an address past the last symbol in a map that
+ * reaches ~0 (pevt record's) does not.  @map: what the recorded maps gave
+ * for @ip (NULL: none).  Without kallsyms symbols the recorded map stays,
+ * as perf keeps it when the load fails.
+ */
+static struct pevt_map *kernel_map_fixup(struct pevt_machine *m, struct pevt_map *map,
+					 uint64_t ip, uint64_t time)
+{
+	struct pevt_map *k = map;
+	struct pevt_dso *d;
+	size_t i;
+
+	if (k && !k->dso->kernel)
+		return k;		/* a module */
+	for (i = 0; !k && i < m->kmaps.nr; i++) {
+		struct pevt_map *mp = &m->kmaps.v[i];
+
+		if (mp->dso->kernel && mp->time <= time && time < mp->end_time)
+			k = mp;
+	}
+	if (!k)
+		return NULL;
+	d = k->dso;
+	if (!__atomic_load_n(&d->loaded, __ATOMIC_ACQUIRE))
+		pevt_dso__load(m, d);
+	if (!d->nr_syms)
+		return map;
+	if (ip < d->syms[0].start || ip >= d->syms[d->nr_syms - 1].end)
+		return NULL;
+	return k;
+}
+
 void pevt_machine__resolve_map(struct pevt_machine *m, struct pevt_thread *t, uint8_t cpumode,
 			       uint64_t ip, uint64_t time, struct pevt_addr_loc *al)
 {
@@ -660,6 +698,8 @@ void pevt_machine__resolve_map(struct pevt_machine *m, struct pevt_thread *t, ui
 	if (!maps)
 		return;
 	al->map = maps_find(maps, ip, time);
+	if (maps == &m->kmaps)
+		al->map = kernel_map_fixup(m, al->map, ip, time);
 	if (!al->map)
 		return;
 	if (al->map->dso->kernel || al->map->identity)
