@@ -16,22 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elfutils/libdwfl.h>
+#include <asm/perf_regs.h>
 
 #include <pevt/unwind.h>
 
 #define NR_SPACES	8
 
-/* PERF_REG_X86_* (arch/x86/include/uapi/asm/perf_regs.h) */
-enum {
-	REG_AX, REG_BX, REG_CX, REG_DX, REG_SI, REG_DI, REG_BP, REG_SP, REG_IP,
-	REG_FLAGS, REG_CS, REG_SS, REG_DS, REG_ES, REG_FS, REG_GS,
-	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
-};
-
 /* The x86-64 DWARF register numbers 0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
 static const uint8_t dwarf_to_perf[17] = {
-	REG_AX, REG_DX, REG_CX, REG_BX, REG_SI, REG_DI, REG_BP, REG_SP,
-	REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, REG_IP,
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	PERF_REG_X86_IP,
 };
 
 /* A libdwfl session: the modules of one address space. */
@@ -296,7 +293,7 @@ static int unwind_once(struct pevt_unwind *u)
 		return -ENOMEM;
 	u->n = 0;
 	u->conflict = false;
-	if (report_module(u, reg(u->s, REG_IP), &mod, NULL))
+	if (report_module(u, reg(u->s, PERF_REG_X86_IP), &mod, NULL))
 		return u->conflict ? -EAGAIN : 0;
 	if (!u->sp->attached) {
 		if (!dwfl_attach_state(u->sp->dwfl, NULL, u->s->tid, &thread_callbacks, u))
@@ -322,7 +319,7 @@ int pevt_unwind__user(struct pevt_unwind *u, struct pevt_thread *t,
 	u->s = s;
 	u->ips = ips;
 	u->max = max;
-	u->sp_reg = reg(s, REG_SP);
+	u->sp_reg = reg(s, PERF_REG_X86_SP);
 	u->stack_size = s->stack_user_dyn < s->stack_user_size ? s->stack_user_dyn
 							       : s->stack_user_size;
 	n = unwind_once(u);
