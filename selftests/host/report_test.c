@@ -488,19 +488,18 @@ static int dwarf_diff(const char *file, const char *perf_args, const char *pevt_
  */
 TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 {
-	static const char *const args[] = {
-		"--no-children -g folded,0,caller,count",
-		"--no-children -g folded,0,callee,count",
-		"-g folded,0,caller,count",
-		"-g folded,0,callee,count",
-		"--no-children --sort comm,dso,sym -g folded,0,caller,count",
-		"--no-children --sort comm,dso,sym -g folded,0,callee,count",
-		"--children --sort comm,dso,sym -g folded,0,caller,count",
-		"--children --sort comm,dso,sym -g folded,0,callee,count",
-	};
-	static const char *const graphs[] = {
-		"--no-children", "--no-children -g caller", "--children", "-g callee",
-		"--sort comm,dso,sym",
+	/* call paths with their counts (exact), then drawn graphs (as line sets) */
+	static const struct { const char *args; bool graph; } modes[] = {
+		{ "--no-children -g folded,0,caller,count", false },
+		{ "--no-children -g folded,0,callee,count", false },
+		{ "-g folded,0,caller,count", false },
+		{ "-g folded,0,callee,count", false },
+		{ "--no-children --sort comm,dso,sym -g folded,0,caller,count", false },
+		{ "--no-children --sort comm,dso,sym -g folded,0,callee,count", false },
+		{ "--children --sort comm,dso,sym -g folded,0,caller,count", false },
+		{ "--children --sort comm,dso,sym -g folded,0,callee,count", false },
+		{ "--no-children", true }, { "--no-children -g caller", true },
+		{ "--children", true }, { "-g callee", true }, { "--sort comm,dso,sym", true },
 	};
 	char log[4096], pa[256], pb[256];
 	struct out o;
@@ -520,22 +519,12 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 	out_free(&o);
 
 	for (t = 1; t <= 2; t++) {
-		for (i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 			int n;
 
-			snprintf(pa, sizeof(pa), "--no-inline %s", args[i]);
-			snprintf(pb, sizeof(pb), "%s --threads %d", args[i], t);
-			n = dwarf_diff("dw.data", pa, pb, false, log, sizeof(log));
-			if (n)
-				TH_LOG("dw.data %s:\n%s", pb, log);
-			EXPECT_EQ(0, n);
-		}
-		for (i = 0; i < sizeof(graphs) / sizeof(graphs[0]); i++) {
-			int n;
-
-			snprintf(pa, sizeof(pa), "--no-inline %s", graphs[i]);
-			snprintf(pb, sizeof(pb), "%s --threads %d", graphs[i], t);
-			n = dwarf_diff("dw.data", pa, pb, true, log, sizeof(log));
+			snprintf(pa, sizeof(pa), "--no-inline %s", modes[i].args);
+			snprintf(pb, sizeof(pb), "%s --threads %d", modes[i].args, t);
+			n = dwarf_diff("dw.data", pa, pb, modes[i].graph, log, sizeof(log));
 			if (n)
 				TH_LOG("dw.data %s:\n%s", pb, log);
 			EXPECT_EQ(0, n);
