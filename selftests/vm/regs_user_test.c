@@ -29,6 +29,7 @@
 #include <linux/pevt.h>
 #include <asm/perf_regs.h>
 #include <pevt/data_writer.h>
+#include <pevt/unwind.h>
 
 #include "kselftest_harness.h"
 #include "../common.h"
@@ -41,9 +42,7 @@
 #define NR_CALLS	2000
 #define PERIOD		50
 /* Every register perf_reg_validate() accepts on x86-64. */
-#define ALL_REGS	(((1ULL << PERF_REG_X86_64_MAX) - 1) & \
-			 ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) | \
-			   (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
+#define ALL_REGS	PEVT_REGS_USER_X86_64
 #define MAX_SAMPLES	64
 
 struct usample {

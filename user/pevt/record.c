@@ -43,7 +43,6 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include <asm/perf_regs.h>
 #include <linux/pevt.h>
 #include <pevt/data_index.h>
 #include <pevt/data_writer.h>
@@ -51,6 +50,7 @@
 #include <pevt/ordered.h>
 #include <pevt/machine.h>
 #include <pevt/parse_events.h>
+#include <pevt/unwind.h>
 
 #include "main.h"
 #include "record_drain.h"
@@ -81,12 +81,6 @@
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
 #define PERF_RECORD_MISC_MMAP_BUILD_ID	(1 << 14)
 #endif
-
-/* perf's x86-64 PERF_REGS_MASK: ax .. r15 but ds, es, fs, gs (0xff0fff). */
-#define PERF_REGS_MASK_X86_64						\
-	(((1ULL << PERF_REG_X86_64_MAX) - 1) &				\
-	 ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |	\
-	   (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
 
 struct record_opts {
 	char *events;			/* joined -e lists */
@@ -1311,7 +1305,7 @@ static int setup_events(struct record *r)
 		 * reader to unwind.
 		 */
 		if (o->call_graph == CG_DWARF) {
-			a->sample_regs_user = PERF_REGS_MASK_X86_64;
+			a->sample_regs_user = PEVT_REGS_USER_X86_64;
 			a->sample_stack_user = o->dump_size;
 			a->exclude_callchain_user = 1;
 		}

@@ -16,7 +16,18 @@
 #define __LIBPEVT_UNWIND_H
 #include <stdbool.h>
 #include <stdint.h>
+#include <asm/perf_regs.h>
 #include <pevt/machine.h>
+
+/*
+ * The user registers `perf record --call-graph dwarf` asks for on x86-64
+ * (perf's PERF_REGS_MASK, 0xff0fff): every one perf_reg_validate() accepts,
+ * ax .. r15 but ds, es, fs, gs. The unwinder reads them in this bit order.
+ */
+#define PEVT_REGS_USER_X86_64						\
+	(((1ULL << PERF_REG_X86_64_MAX) - 1) &				\
+	 ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |	\
+	   (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
 
 struct pevt_unwind;
 
