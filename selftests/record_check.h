@@ -6,6 +6,7 @@
 #ifndef PEVT_SELFTESTS_RECORD_CHECK_H
 #define PEVT_SELFTESTS_RECORD_CHECK_H
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -116,9 +117,37 @@ static inline long rec_round_violations(const char *input, long *rounds, long *t
  * none): each distinct path, outermost
  * caller first, with its samples, for the samples whose own function (the
  * path's last entry) starts with @prefix.  ->deep: those of them whose path
- * goes through @anchor (main, or the function running the tree).  Returns
+ * goes through @anchor (main, or the function running the tree).  A frame
+ * with no symbol (perf prints its absolute address: libc's
+ * __libc_start_call_main where libc6-dbg is not installed) reads "0x?":
+ * two recordings of one program do not share addresses (ASLR).  Returns
  * 0, or -1 if perf failed.
  */
+/* Each ";0x<hex>" frame of @path as ";0x?", in place. */
+static inline void cg_path_unaddr(char *path)
+{
+	char *r = path, *w = path, prev = ';';
+
+	while (*r) {
+		if (prev == ';' && r[0] == '0' && r[1] == 'x' && isxdigit((unsigned char)r[2])) {
+			char *e = r + 2;
+
+			while (isxdigit((unsigned char)*e))
+				e++;
+			if (*e == ';' || !*e) {
+				memcpy(w, "0x?", 3);
+				w += 3;
+				r = e;
+				prev = '?';
+				continue;
+			}
+		}
+		prev = *r;
+		*w++ = *r++;
+	}
+	*w = '\0';
+}
+
 struct cg_paths {
 	char **path;
 	long *count;
@@ -150,6 +179,7 @@ static inline int cg_paths_read(const char *report, const char *input, const cha
 		if (path == line || *path != ' ' || n <= 0)
 			continue;
 		path++;
+		cg_path_unaddr(path);
 		leaf = strrchr(path, ';');
 		leaf = leaf ? leaf + 1 : path;
 		if (strncmp(leaf, prefix, strlen(prefix)))
