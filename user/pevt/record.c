@@ -103,6 +103,7 @@ struct record_opts {
 	bool no_index;			/* --no-index */
 	uint64_t index_slice;		/* --index-slice-size */
 	struct snap_switch sw;		/* --switch-output */
+	int max_files;			/* --switch-max-files */
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
 	bool pin_readers;		/* --pin-readers */
@@ -200,7 +201,20 @@ struct record {
 	uint64_t raw_bytes, comp_bytes;
 	bool stock_tracking;		/* pevt backend: sideband from a stock event */
 	bool done;			/* SIGINT/SIGTERM came */
+	bool started;			/* the events are enabled, the workload let go */
 	int signr;
+
+	/* what every output file's header gets */
+	int argc;
+	char **argv;
+	/* --switch-output without --overwrite: the file is split */
+	struct switch_files files;
+	bool switch_due;		/* SIGUSR2 came */
+	uint64_t next_switch;		/* TIME: now_ns() of the next switch */
+	uint64_t next_sig_check;	/* busy passes: when to look at the signals */
+	uint64_t file_samples, file_lost;	/* r->samples, r->lost when the file began */
+	uint64_t bytes_done;		/* the files already dumped */
+	int nr_files;
 };
 
 /* Rendered from Documentation/man/pevt-record.1.md (scripts/mkhelp.sh). */
@@ -1038,10 +1052,12 @@ static int read_status(int pid, int tid, char *comm, size_t len, int *ppid)
 
 /*
  * FORK + COMM for every thread of @pid, MMAP2 for its mappings; not those
- * of the workload, which still runs pevt's image and execs it away (perf
- * record too synthesizes only its COMM): they would stay in a reader's
- * map tree after the exec wherever the new image's maps do not overlap
- * them, and an unwinder reading through such a stale map fails.
+ * of the workload before its exec, while it still runs pevt's image and
+ * execs it away (perf record too synthesizes only its COMM): they would
+ * stay in a reader's map tree after the exec wherever the new image's
+ * maps do not overlap them, and an unwinder reading through such a stale
+ * map fails.  A later file (--switch-output, snapshots) takes its maps:
+ * the exec is behind it then.
  */
 static int synth_process(struct record *r, int pid)
 {
@@ -1061,7 +1077,7 @@ static int synth_process(struct record *r, int pid)
 			ret = synth_comm(r, pid, tids[i], comm);
 	}
 	free(tids);
-	if (!ret && pid != r->child)
+	if (!ret && (pid != r->child || (r->started && r->exec_fd < 0)))
 		ret = synth_mmaps(r, pid);
 	return ret;
 }
@@ -1141,6 +1157,78 @@ static int synth_id_index(struct record *r)
 	return ret;
 }
 
+/*
+ * The processes the task targets forked while recording (inherited
+ * events): every process of /proc whose parent is a target or one of
+ * them.  A file begun after they started (--switch-output, snapshots)
+ * does not have their FORK/COMM/MMAP2 from the kernel.
+ */
+static int synth_descendants(struct record *r)
+{
+	int *pids = NULL, *ppids = NULL, nr = 0, alloc = 0, i, j, ret = 0;
+	bool *in = NULL, grew = true;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char comm[32];
+		int pid = atoi(de->d_name), ppid;
+
+		if (pid <= 0 || read_status(pid, pid, comm, sizeof(comm), &ppid))
+			continue;
+		if (nr == alloc) {
+			int *np, *npp;
+
+			alloc = alloc ? 2 * alloc : 256;
+			np = realloc(pids, alloc * sizeof(*np));
+			if (np)
+				pids = np;
+			npp = realloc(ppids, alloc * sizeof(*npp));
+			if (npp)
+				ppids = npp;
+			if (!np || !npp) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		pids[nr] = pid;
+		ppids[nr++] = ppid;
+	}
+	in = calloc(nr ? nr : 1, sizeof(*in));
+	if (!in) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Down the tree until nothing is added: children may come before parents. */
+	while (grew) {
+		grew = false;
+		for (i = 0; i < nr; i++) {
+			if (in[i])
+				continue;
+			for (j = 0; j < r->nr_threads && !in[i]; j++)
+				in[i] = ppids[i] == r->threads[j];
+			for (j = 0; j < nr && !in[i]; j++)
+				in[i] = in[j] && ppids[i] == pids[j];
+			grew |= in[i];
+		}
+	}
+	for (i = 0; i < nr && !ret; i++) {
+		for (j = 0; j < r->nr_threads; j++)
+			if (pids[i] == r->threads[j])
+				break;
+		if (in[i] && j == r->nr_threads)
+			ret = synth_process(r, pids[i]);
+	}
+out:
+	closedir(d);
+	free(in);
+	free(pids);
+	free(ppids);
+	return ret;
+}
+
 static int synthesize(struct record *r)
 {
 	bool kernel = false;
@@ -1188,6 +1276,8 @@ static int synthesize(struct record *r)
 		if (j == i || tgid != r->threads[i])
 			ret = synth_process(r, tgid);
 	}
+	if (!ret && r->started && !r->o->no_inherit)
+		ret = synth_descendants(r);
 	return ret;
 }
 
@@ -1594,7 +1684,9 @@ static int setup_target(struct record *r)
 
 static void record_progress(struct record *r, bool final)
 {
-	double mb = pevt_data_writer__bytes(r->w) / 1048576.0;
+	/* --switch-output: the last file is in bytes_done once dumped */
+	double mb = (r->bytes_done + (final && r->o->sw.on ? 0 : pevt_data_writer__bytes(r->w))) /
+		    1048576.0;
 
 	if (r->o->quiet)
 		return;
@@ -1612,13 +1704,20 @@ static void record_progress(struct record *r, bool final)
 			(double)r->raw_bytes / r->comp_bytes);
 	if (strcmp(drain__describe(r->drain), "write"))
 		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
-	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
-		" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
+	if (!r->o->sw.on) {
+		fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
+			" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
+		return;
+	}
+	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s.<timestamp> (%" PRIu64
+		" samples, %" PRIu64 " lost) in %d file%s ]\n", mb, r->path, r->samples, r->lost,
+		r->nr_files, r->nr_files == 1 ? "" : "s");
 }
 
 /*
  * Signals come through a signalfd in the poll set (they stay blocked):
- * SIGINT/SIGTERM end the recording, SIGCHLD may mean the workload ended.
+ * SIGINT/SIGTERM end the recording, SIGCHLD may mean the workload ended,
+ * SIGUSR2 asks --switch-output=signal for the next file.
  */
 static bool take_signals(struct record *r, int sfd)
 {
@@ -1628,6 +1727,8 @@ static bool take_signals(struct record *r, int sfd)
 	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
 			chld = true;
+		} else if (si.ssi_signo == SIGUSR2) {
+			r->switch_due |= r->o->sw.signal;
 		} else {
 			r->signr = si.ssi_signo;
 			r->done = true;
@@ -1660,6 +1761,22 @@ static int exec_check(struct record *r, int err_fd)
 	r->exec_failed = 127;
 	p_err("cannot run '%s': %s", r->o->argv[0], strerror(e));
 	return 1;
+}
+
+static int switch_output(struct record *r, bool at_exit);
+
+/* --switch-output: a signal came, the file is big enough or it is time. */
+static bool switch_is_due(struct record *r)
+{
+	const struct snap_switch *sw = &r->o->sw;
+
+	if (!sw->on)
+		return false;
+	if (sw->size && pevt_data_writer__bytes(r->w) >= sw->size)
+		r->switch_due = true;
+	if (sw->secs && now_ns() >= r->next_switch)
+		r->switch_due = true;
+	return r->switch_due;
 }
 
 static int record_loop(struct record *r, int sfd)
@@ -1696,6 +1813,19 @@ static int record_loop(struct record *r, int sfd)
 		if (now_ns() >= next) {
 			record_progress(r, false);
 			next = now_ns() + PROGRESS_NS;
+		}
+		/* Busy passes do not poll: look at SIGUSR2 (and SIGINT) every 10 ms. */
+		if (ret && r->o->sw.signal && now_ns() >= r->next_sig_check) {
+			take_signals(r, sfd);
+			r->next_sig_check = now_ns() + 10000000ull;
+		}
+		if (switch_is_due(r)) {
+			ret = switch_output(r, false);
+			if (ret < 0)
+				break;
+			/* A new drain: its completions come on another fd. */
+			pfd[r->nr_bufs + 1].fd = drain__fd(r->drain);
+			continue;
 		}
 		if (ret)
 			continue;
@@ -1790,6 +1920,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
+		{ "switch-max-files",	required_argument,	NULL, 'N' },
 		{ "no-index",		no_argument,		NULL, 'X' },
 		{ "index-slice-size",	required_argument,	NULL, 'I' },
 		{ "help",		no_argument,		NULL, 'h' },
@@ -1913,6 +2044,20 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'N': {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || n < 1 || n > INT_MAX) {
+				p_err("--switch-max-files takes a number of files > 0, not '%s'",
+				      optarg);
+				return -EINVAL;
+			}
+			o->max_files = n;
+			break;
+		}
 		case 'h':
 			do_record_help();
 			exit(0);
@@ -1937,8 +2082,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("a COMMAND cannot be combined with -p or -t");
 		return -EINVAL;
 	}
-	if (o->sw.on && !o->overwrite) {
-		p_err("--switch-output needs --overwrite (streamed files are not split yet)");
+	o->sw.max_files = o->max_files;		/* snapshot_parse_switch() clears it */
+	if (o->sw.max_files && !o->sw.on) {
+		p_err("--switch-max-files needs --switch-output");
+		return -EINVAL;
+	}
+	if (o->sw.on && o->output && !strcmp(o->output, "-")) {
+		p_err("--switch-output writes files: not with pipe mode (-o -)");
+		return -EINVAL;
+	}
+	if (o->sw.on && o->comp_level) {
+		p_err("--switch-output does not split compressed (-z) recordings yet");
 		return -EINVAL;
 	}
 	if (o->overwrite && ((o->output && !strcmp(o->output, "-")) || o->comp_level)) {
@@ -1973,6 +2127,135 @@ static int open_output(struct record *r)
 		return -errno;
 	}
 	return 0;
+}
+
+/*
+ * A new output file up to its first round: attrs, features known before
+ * the data, the synthesized state of the targets, FINISHED_INIT.  The
+ * drain is made for it (io_uring registers the file).  0, or -1 with a
+ * message (write errors: pevt_data_writer__error(r->w)).
+ */
+static int begin_file(struct record *r)
+{
+	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
+	struct record_opts *o = r->o;
+	int i;
+
+	if (open_output(r))
+		return -1;
+	wo.pipe = r->out_fd == STDOUT_FILENO;
+	r->w = pevt_data_writer__new(r->out_fd, &wo);
+	if (!r->w)
+		return -1;
+	for (i = 0; i < r->nr_events; i++) {
+		if (pevt_data_writer__add_attr(r->w, &r->events[i].attr, r->events[i].name,
+					       r->events[i].ids, r->events[i].nr_ids))
+			return -1;
+	}
+	if (add_tracing_data(r))
+		return -1;
+	/* Readers size their decompression buffer from mmap_len. */
+	if (r->zcs)
+		pevt_data_writer__set_compressed(r->w, o->comp_level, 0,
+						 o->pages * sysconf(_SC_PAGESIZE));
+	if (setup_drain(r))
+		return -1;
+	/* CMDLINE as perf writes it: "record" and what follows. */
+	if (pevt_data_writer__add_host_features(r->w, r->argc + 1, r->argv - 1) ||
+	    pevt_data_writer__start(r->w))
+		return -1;
+	setup_index(r);
+	if (synthesize(r) || pevt_data_writer__finished_init(r->w))
+		return -1;
+	return 0;
+}
+
+/*
+ * The features that need the whole file (sample times, BUILD_ID of the
+ * DSOs that had samples in it), the final header.
+ */
+static int finish_file(struct record *r)
+{
+	int i;
+
+	if (r->out_fd != STDOUT_FILENO) {
+		pevt_data_writer__set_sample_time(r->w, r->first_time, r->last_time);
+		if (r->zcs)
+			pevt_data_writer__set_compressed(r->w, r->o->comp_level,
+				r->comp_bytes ? (r->raw_bytes + r->comp_bytes / 2) / r->comp_bytes : 0,
+				r->o->pages * sysconf(_SC_PAGESIZE));
+		if (!r->o->no_buildid)
+			add_build_ids(r);
+	}
+	if (pevt_data_writer__finish(r->w))
+		return -1;
+	/* The next file's features are its own. */
+	r->first_time = r->last_time = 0;
+	r->kernel_hit = false;
+	for (i = 0; i < r->nr_dsos; i++)
+		r->dsos[i].hit = false;
+	return 0;
+}
+
+/*
+ * perf's record__switch_output(): everything the buffers hold goes into
+ * the current file (a last pass with its round, every write completed),
+ * which is finished, closed and renamed PATH.<timestamp>; recording goes
+ * on into a new PATH that starts with the attrs and the synthesized
+ * state again, so that every file reads on its own.  The buffers keep
+ * what the kernel writes meanwhile (data_tail stays where the last file
+ * ended): the next file begins there, so every record is in one file.
+ * @at_exit: the caller has finished the last file; only rename it.
+ */
+static int switch_output(struct record *r, bool at_exit)
+{
+	char name[PATH_MAX];
+	int64_t n;
+
+	r->switch_due = false;
+	if (!at_exit) {
+		n = pass(r, true);
+		if (n < 0)
+			return n;
+		n = drain__reap(r->drain, true);
+		if (n < 0)
+			return n;
+		if (finish_file(r))
+			return -EIO;
+	}
+	if (close(r->out_fd)) {
+		p_err("closing %s: %s", r->path, strerror(errno));
+		r->out_fd = -1;
+		return -EIO;
+	}
+	r->out_fd = -1;
+	switch_files__name(&r->files, name, sizeof(name));
+	if (rename(r->path, name)) {
+		p_err("cannot rename %s to %s: %s", r->path, name, strerror(errno));
+		return -errno;
+	}
+	if (!r->o->quiet) {
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "\r\033[K");
+		fprintf(stderr, "[ pevt record: Dump %s (%" PRIu64 " samples, %" PRIu64 " lost) ]\n",
+			name, r->samples - r->file_samples, r->lost - r->file_lost);
+	}
+	switch_files__dumped(&r->files, name);
+	r->nr_files++;
+	r->bytes_done += pevt_data_writer__bytes(r->w);
+	r->file_samples = r->samples;
+	r->file_lost = r->lost;
+	if (r->o->sw.secs)
+		r->next_switch = now_ns() + r->o->sw.secs * 1000000000ull;	/* re-armed */
+	if (at_exit)
+		return 0;
+	drain__delete(r->drain);
+	r->drain = NULL;
+	pevt_data__delete(r->idx_data);
+	r->idx_data = NULL;
+	pevt_data_writer__delete(r->w);
+	r->w = NULL;
+	return begin_file(r) ? -EIO : 0;
 }
 
 static void free_record(struct record *r)
@@ -2087,6 +2370,7 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 	ret = start_targets(r, err_fd, true);
 	if (ret)
 		goto out;
+	r->started = true;
 	ret = snapshot__loop(s, sfd, &r->child, !r->o->argv && r->threads[0] != -1);
 	r->done = ret == 1;
 	for_each_evsel(r, pevt_evsel__disable, true);
@@ -2104,10 +2388,9 @@ int do_record(int argc, char **argv)
 	struct record_opts o = { .backend = PEVT_BACKEND_PERF,
 				 .pages = RECORD_DEFAULT_PAGES, .mmap_flush = 1 };
 	struct record r = { .o = &o, .go_fd = -1, .out_fd = -1, .exec_fd = -1 };
-	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
 	struct pevt_parse_error perr;
 	sigset_t set, oldmask;
-	int err_fd = -1, sfd = -1, code = 1, ret, status = 0, i;
+	int err_fd = -1, sfd = -1, code = 1, ret, status = 0;
 	const char *list, *what;
 
 	if (argc >= 1 && !strcmp(argv[0], "help"))
@@ -2127,7 +2410,7 @@ int do_record(int argc, char **argv)
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
-	if (o.overwrite)
+	if (o.overwrite || o.sw.on)
 		sigaddset(&set, SIGUSR2);	/* --switch-output=signal, else ignored */
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 	sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -2180,20 +2463,6 @@ int do_record(int argc, char **argv)
 			goto out;
 		goto status;
 	}
-	if (open_output(&r))
-		goto out;
-	wo.pipe = r.out_fd == STDOUT_FILENO;
-	r.w = pevt_data_writer__new(r.out_fd, &wo);
-	if (!r.w)
-		goto out;
-	for (i = 0; i < r.nr_events; i++) {
-		if (pevt_data_writer__add_attr(r.w, &r.events[i].attr, r.events[i].name,
-					       r.events[i].ids, r.events[i].nr_ids))
-			goto out;
-	}
-	/* CMDLINE as perf writes it: "record" and what follows. */
-	if (add_tracing_data(&r))
-		goto out;
 	if (o.comp_level) {
 		r.zcs = ZSTD_createCStream();
 		r.zbuf = malloc(COMP_RECORD_MAX);
@@ -2204,24 +2473,22 @@ int do_record(int argc, char **argv)
 			p_err("cannot set up zstd compression");
 			goto out;
 		}
-		/* Readers size their decompression buffer from mmap_len. */
-		pevt_data_writer__set_compressed(r.w, o.comp_level, 0,
-						 o.pages * sysconf(_SC_PAGESIZE));
 	}
-	if (setup_drain(&r))
-		goto out;
-	if (pevt_data_writer__add_host_features(r.w, argc + 1, argv - 1) ||
-	    pevt_data_writer__start(r.w))
+	r.argc = argc;
+	r.argv = argv;
+	r.files = (struct switch_files){ .path = o.output ? o.output : "perf.data",
+					 .max_files = o.sw.max_files };
+	if (begin_file(&r))
 		goto write_error;
-	setup_index(&r);
-	if (synthesize(&r) || pevt_data_writer__finished_init(r.w))
-		goto write_error;
+	if (o.sw.secs)
+		r.next_switch = now_ns() + o.sw.secs * 1000000000ull;
 
 	ret = start_targets(&r, err_fd, !samples_before_exec(&r));
 	if (ret) {
 		code = ret;
 		goto out;
 	}
+	r.started = true;
 
 	if (o.pin_readers && start_readers(&r)) {
 		code = 1;
@@ -2237,24 +2504,18 @@ int do_record(int argc, char **argv)
 	if (!ret)
 		ret = pass(&r, true) < 0;
 	/* Everything in flight on file (or failed) before the features or the error. */
-	if (drain__reap(r.drain, true))
+	if (r.drain && drain__reap(r.drain, true))
 		ret = 1;
 	/* not for snapshots: a paused overwrite buffer drops by design */
+	if (!ret && !r.w)
+		ret = 1;	/* a --switch-output file that could not be begun */
 	if (!ret && !o.overwrite && write_lost_samples(&r))
 		ret = 1;
-	if (ret)
+	if (ret || finish_file(&r))
 		goto write_error;
-	if (!wo.pipe) {
-		pevt_data_writer__set_sample_time(r.w, r.first_time, r.last_time);
-		if (r.zcs)
-			pevt_data_writer__set_compressed(r.w, o.comp_level,
-				r.comp_bytes ? (r.raw_bytes + r.comp_bytes / 2) / r.comp_bytes : 0,
-				o.pages * sysconf(_SC_PAGESIZE));
-		if (!o.no_buildid)
-			add_build_ids(&r);
-	}
-	if (pevt_data_writer__finish(r.w))
-		goto write_error;
+	/* perf dumps the last file too: PATH.<timestamp>, no PATH left */
+	if (o.sw.on && switch_output(&r, true))
+		goto out;
 	record_progress(&r, true);
 status:
 	code = 0;
@@ -2269,7 +2530,7 @@ status:
 	goto out;
 
 write_error:
-	ret = pevt_data_writer__error(r.w, &what);
+	ret = r.w ? pevt_data_writer__error(r.w, &what) : 0;
 	if (ret) {
 		/* The header still describes the complete rounds. */
 		pevt_data_writer__finish(r.w);
@@ -2298,6 +2559,7 @@ out:
 	free(r.zcopy);
 	if (r.out_fd > STDOUT_FILENO)
 		close(r.out_fd);
+	switch_files__exit(&r.files);
 	free_record(&r);
 	pevt_events__delete(r.evs);
 	free(o.events);

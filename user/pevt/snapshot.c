@@ -71,7 +71,7 @@ struct snapshot {
 	struct snap_cpu *cpus;
 	int nr;
 	int time_idx;			/* u64 index of TIME in a sample, -1 */
-	uint64_t last_cs;		/* last file timestamp, centiseconds */
+	struct switch_files files;
 	/* the snapshot being taken */
 	uint64_t samples, first_time, last_time;
 	uint64_t window_ns;		/* pevt: switching; stock: paused */
@@ -119,6 +119,62 @@ void snapshot_config_attr(struct perf_event_attr *attr, enum pevt_backend backen
 		attr->sample_type |= PEVT_SAMPLE_SIZE_AT_END;
 	else
 		attr->write_backward = 1;
+}
+
+/* ---- --switch-output's files (snapshots and streamed recordings) ----- */
+
+/* perf's fetch_current_timestamp(), kept unique: YYYYmmddHHMMSScc. */
+void switch_files__name(struct switch_files *f, char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	char dt[32];
+	time_t t;
+	uint64_t cs;
+
+	gettimeofday(&tv, NULL);
+	cs = (uint64_t)tv.tv_sec * 100 + tv.tv_usec / 10000;
+	/* Two files within 10 ms: the later name is 10 ms on, not the same. */
+	if (cs <= f->last_cs)
+		cs = f->last_cs + 1;
+	f->last_cs = cs;
+	t = cs / 100;
+	localtime_r(&t, &tm);
+	strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm);
+	snprintf(buf, len, "%s.%s%02u", f->path, dt, (unsigned int)(cs % 100));
+}
+
+/*
+ * --switch-max-files: perf's ring of the newest names
+ * (record__switch_output()); the name it replaces is the oldest, removed.
+ */
+void switch_files__dumped(struct switch_files *f, const char *name)
+{
+	if (f->max_files <= 0)
+		return;
+	if (!f->names) {
+		f->names = calloc(f->max_files, sizeof(*f->names));
+		if (!f->names)
+			return;
+		f->cur = -1;
+	}
+	f->cur = (f->cur + 1) % f->max_files;
+	if (f->names[f->cur]) {
+		if (remove(f->names[f->cur]) && errno != ENOENT)
+			p_err("cannot remove %s: %s", f->names[f->cur], strerror(errno));
+		free(f->names[f->cur]);
+	}
+	f->names[f->cur] = strdup(name);
+}
+
+void switch_files__exit(struct switch_files *f)
+{
+	int i;
+
+	for (i = 0; f->names && i < f->max_files; i++)
+		free(f->names[i]);
+	free(f->names);
+	f->names = NULL;
 }
 
 /* ---- taking a snapshot ---------------------------------------------- */
@@ -254,29 +310,12 @@ static int stage_all(struct snapshot *s)
 	return 0;
 }
 
-/* perf's fetch_current_timestamp(), kept unique: YYYYmmddHHMMSScc. */
 static void file_name(struct snapshot *s, char *buf, size_t len)
 {
-	struct timeval tv;
-	struct tm tm;
-	char dt[32];
-	time_t t;
-	uint64_t cs;
-
-	if (!s->p.sw.on) {
+	if (s->p.sw.on)
+		switch_files__name(&s->files, buf, len);
+	else
 		snprintf(buf, len, "%s", s->p.path);
-		return;
-	}
-	gettimeofday(&tv, NULL);
-	cs = (uint64_t)tv.tv_sec * 100 + tv.tv_usec / 10000;
-	/* Two snapshots within 10 ms: the later name is 10 ms on, not the same. */
-	if (cs <= s->last_cs)
-		cs = s->last_cs + 1;
-	s->last_cs = cs;
-	t = cs / 100;
-	localtime_r(&t, &tm);
-	strftime(dt, sizeof(dt), "%Y%m%d%H%M%S", &tm);
-	snprintf(buf, len, "%s.%s%02u", s->p.path, dt, (unsigned int)(cs % 100));
 }
 
 static int write_file(struct snapshot *s, const char *path)
@@ -361,6 +400,8 @@ static int take(struct snapshot *s)
 			" us%s) ]\n", path, s->samples,
 			is_pevt(&s->cpus[0]) ? "buffers switched in" : "paused for",
 			s->window_ns / 1000, s->wrapped ? "; a buffer had wrapped" : "");
+	if (s->p.sw.on)
+		switch_files__dumped(&s->files, path);
 	return 0;
 }
 
@@ -406,6 +447,7 @@ struct snapshot *snapshot__new(const struct snap_params *p)
 	if (!s)
 		return NULL;
 	s->p = *p;
+	s->files = (struct switch_files){ .path = p->path, .max_files = p->sw.max_files };
 	s->nr = p->nr_bufs;
 	s->cpus = calloc(s->nr, sizeof(*s->cpus));
 	if (!s->cpus)
@@ -445,6 +487,7 @@ void snapshot__delete(struct snapshot *s)
 		free(s->cpus[i].stage);
 	}
 	free(s->cpus);
+	switch_files__exit(&s->files);
 	free(s);
 }
 

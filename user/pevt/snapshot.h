@@ -23,11 +23,31 @@ struct pevt_mmap;
 struct snap_switch {
 	bool on;
 	bool signal;		/* SIGUSR2 */
-	uint64_t size;		/* bytes of new records in the buffers */
+	uint64_t size;		/* --overwrite: bytes of new records in the buffers;
+				   streamed: bytes written to the current file */
 	uint64_t secs;		/* seconds */
+	int max_files;		/* --switch-max-files, 0: keep all */
 };
 
 int snapshot_parse_switch(const char *arg, struct snap_switch *sw);
+
+/*
+ * The files --switch-output dumps, named as perf's fetch_current_timestamp()
+ * names them: PATH.YYYYmmddHHMMSScc, a later name never equal to an
+ * earlier one (10 ms on).  With --switch-max-files only the newest
+ * max_files stay: dumped() removes the oldest beyond them.
+ */
+struct switch_files {
+	const char *path;
+	int max_files;
+	uint64_t last_cs;	/* the last name's time, centiseconds */
+	char **names;		/* the newest max_files names, a ring */
+	int cur;
+};
+
+void switch_files__name(struct switch_files *f, char *buf, size_t len);
+void switch_files__dumped(struct switch_files *f, const char *name);
+void switch_files__exit(struct switch_files *f);
 /* The attr changes --overwrite makes for @backend's events. */
 void snapshot_config_attr(struct perf_event_attr *attr, enum pevt_backend backend);
 
