@@ -176,6 +176,30 @@ TEST_F(snap, signal)
 	out_free(&o);
 }
 
+/* --switch-max-files=2: the two newest snapshots stay. */
+TEST_F(snap, max_files)
+{
+	struct out o;
+	glob_t g;
+
+	run(&o, "(%s record --overwrite --switch-output --switch-max-files=2 -F 2000 -o s.data -- "
+	    LOOP " & P=$!; " STARTED "sleep 0.3; kill -USR2 $P; sleep 0.3; kill -USR2 $P; sleep 0.3; "
+	    "kill -USR2 $P; sleep 0.3; touch stop; wait $P)", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	EXPECT_EQ(2u, g.gl_pathc) TH_LOG("%s", o.err);
+	/* the last two Dump lines name them, in that order */
+	if (g.gl_pathc == 2) {
+		const char *first = strstr(o.err, g.gl_pathv[0]);
+
+		ASSERT_NE(NULL, first) TH_LOG("%s", o.err);
+		EXPECT_NE(NULL, strstr(first, g.gl_pathv[1])) TH_LOG("%s", o.err);
+	}
+	globfree(&g);
+	EXPECT_EQ(2, check_files(_metadata, o.err));
+	out_free(&o);
+}
+
 TEST_F(snap, time)
 {
 	struct out o;
@@ -212,9 +236,9 @@ TEST_F(snap, bad_options)
 {
 	struct out o;
 
-	run(&o, "%s record --switch-output -o x.data -- true", pevt_bin);
+	run(&o, "%s record --overwrite --switch-max-files=2 -o x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "--switch-output needs --overwrite"));
+	EXPECT_NE(NULL, strstr(o.err, "--switch-max-files needs --switch-output"));
 	out_free(&o);
 	run(&o, "%s record --overwrite --switch-output=5x -o x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `pevt record --backend stock --switch-output` of a streamed recording
+ * (no --overwrite) on the build machine, read back by the host's perf:
+ * the recording split into s.data.<timestamp> files on SIGUSR2, on a
+ * size and on a time, --switch-max-files, and the options it refuses.
+ *
+ * The workload is `pevt bench record-loop N FILE`, N getppid(i) calls,
+ * recorded with raw_syscalls:sys_enter -c 1: every sample carries its
+ * sequence number i, so over all the files each i must come exactly as
+ * often as the loop ran, whatever file it landed in (the sh around the
+ * loops calls getppid() too, with whatever its first argument is: its
+ * samples are left out).  perf report must find the loop under its name
+ * in every file, from the FORK/COMM synthesized at the file's start.
+ */
+#include <ctype.h>
+#include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+
+#include "../record_check.h"
+
+#define SEQ_N		20000
+#define SEQ_ROUNDS	5
+
+/*
+ * SEQ_ROUNDS loops of SEQ_N calls, 0.2 s apart; ./started before, ./finished
+ * after.  SIGUSR2 goes only between the two (before ./started pevt record
+ * may not have blocked it yet).  -m 1024: a loop's 2.3 MB of samples fit
+ * in the buffer, so that nothing is lost on a loaded machine either.
+ */
+#define SEQ_RECORD	"%s record --drain=%s -e raw_syscalls:sys_enter -c 1 -m 1024 %s -o s.data -- " \
+			"sh -c ': > started; for k in 1 2 3 4 5; do %s bench record-loop 20000 /dev/null; " \
+			"sleep 0.2; done; : > finished'"
+#define USR2_LOOP	"while [ ! -e started ]; do sleep 0.02; done; " \
+			"while [ ! -e finished ]; do kill -USR2 $P; sleep 0.15; done"
+
+static char pevt_bin[PATH_MAX];
+
+FIXTURE(sw)
+{
+	char dir[64];
+};
+
+/* Every drain (record_drain.h) ends its writes before a file is finished. */
+FIXTURE_VARIANT(sw)
+{
+	const char *drain;
+};
+
+FIXTURE_VARIANT_ADD(sw, write) { .drain = "write" };
+FIXTURE_VARIANT_ADD(sw, uring) { .drain = "uring" };
+FIXTURE_VARIANT_ADD(sw, threads) { .drain = "threads" };
+FIXTURE_VARIANT_ADD(sw, pin) { .drain = "write --pin-readers" };
+
+FIXTURE_SETUP(sw)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("PEVT_BIN")) {
+		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
+	}
+	if (access(pevt_bin, X_OK))
+		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
+	if (system("perf --version >/dev/null 2>&1"))
+		SKIP(return, "no perf on this machine");
+	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
+		SKIP(return, "no tracefs with raw_syscalls");
+	snprintf(self->dir, sizeof(self->dir), "/tmp/switch_output_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, chdir(self->dir));
+}
+
+FIXTURE_TEARDOWN(sw)
+{
+	char cmd[128];
+
+	if (chdir("/") == 0 && self->dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+		if (system(cmd))
+			fprintf(stderr, "# could not remove %s\n", self->dir);
+	}
+}
+
+/* What the files hold together. */
+struct seqs {
+	int files, empty;
+	long long dumped;		/* the Dump lines' sample counts */
+	long long samples;		/* perf script's lines */
+	long long kept;			/* the loop's getppid() samples */
+	long long unnamed;		/* of them, with no COMM in their file */
+	int count[SEQ_N];		/* of each sequence number */
+};
+
+/* The sequence numbers in the loop's samples of @file (not sh's); how many. */
+static long long add_seqs(struct seqs *s, const char *file)
+{
+	char cmd[PATH_MAX + 64], line[512];
+	long long kept = s->kept;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf script -F comm,trace -i %s 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		char comm[32], *q = strstr(line, "NR 110 (");
+		unsigned long long i;
+
+		if (!q || sscanf(line, " %31s", comm) != 1 || !strcmp(comm, "sh") ||
+		    sscanf(q + 8, "%llx", &i) != 1 || i >= SEQ_N)
+			continue;
+		s->count[i]++;
+		s->kept++;
+		s->unnamed += comm[0] == ':';
+	}
+	pclose(p);
+	return s->kept - kept;
+}
+
+/*
+ * Every s.data.* file: perf's timestamp, a Dump line with its sample
+ * count, which perf script shows without a warning; perf report --stdio
+ * reads it without one too (a file with no sample: perf report refuses
+ * it, as it does perf's own).  @loop (the SEQ_RECORD workload): the
+ * loop's samples are under its name and the file has the kernel's
+ * BUILD_ID entry (sys_enter samples are in the kernel).  Returns the
+ * number of files.
+ */
+static int check_files(struct __test_metadata *_metadata, const char *err, struct seqs *s,
+		       bool loop)
+{
+	bool notes = !access("/sys/kernel/notes", R_OK);
+	glob_t g;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (glob("s.data.*", 0, NULL, &g))
+		return 0;
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *f = g.gl_pathv[i], *ts = f + strlen("s.data."), *p;
+		char key[128];
+		long long want;
+		struct out o;
+		int d;
+
+		for (d = 0; isdigit((unsigned char)ts[d]); d++)
+			;
+		EXPECT_EQ(16, d) TH_LOG("%s: not perf's timestamp", f);
+		EXPECT_EQ('\0', ts[d]);
+		snprintf(key, sizeof(key), "[ pevt record: Dump %s (", f);
+		p = strstr(err, key);
+		ASSERT_NE(NULL, p) TH_LOG("no Dump line for %s", f);
+		want = atoll(p + strlen(key));
+		s->dumped += want;
+		run(&o, "perf script -i %s", f);
+		EXPECT_EQ(0, o.status) TH_LOG("%s: %s", f, o.err);
+		EXPECT_EQ(want, count_lines(o.out)) TH_LOG("%s", f);
+		EXPECT_TRUE(perf_quiet(o.err)) TH_LOG("%s", f);
+		s->samples += count_lines(o.out);
+		out_free(&o);
+		s->files++;
+		if (!want) {
+			s->empty++;
+			continue;
+		}
+		run(&o, "perf report --stdio --sort comm -i %s", f);
+		EXPECT_EQ(0, o.status) TH_LOG("%s: %s", f, o.err);
+		EXPECT_TRUE(perf_quiet(o.err)) TH_LOG("%s", f);
+		/* The loop's samples (if the file has some) under its name, not ":PID". */
+		if (loop && add_seqs(s, f))
+			EXPECT_NE(NULL, strstr(o.out, "pevt")) TH_LOG("%s", f);
+		out_free(&o);
+		if (loop && notes) {
+			run(&o, "perf buildid-list -i %s", f);
+			EXPECT_NE(NULL, strstr(o.out, "[kernel.kallsyms]")) TH_LOG("%s", f);
+			out_free(&o);
+		}
+	}
+	globfree(&g);
+	return s->files;
+}
+
+/* Each sequence number exactly @rounds times over all the files. */
+static void check_seqs(struct __test_metadata *_metadata, const struct seqs *s, int rounds)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < SEQ_N; i++) {
+		if (s->count[i] != rounds && bad++ < 5)
+			TH_LOG("sequence number %d: %d times, not %d", i, s->count[i], rounds);
+	}
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ((long long)SEQ_N * rounds, s->kept);
+	/*
+	 * A loop that exited between a file's last pass and the next file's
+	 * synthesis has its last samples in the next file, but no COMM there
+	 * (/proc has no trace of it; perf record's files are the same).
+	 */
+	if (s->unnamed)
+		TH_LOG("%lld samples of an exited loop without its COMM", s->unnamed);
+}
+
+TEST_F(sw, signal)
+{
+	struct seqs *s = calloc(1, sizeof(*s));
+	long long lost;
+	struct out o;
+	int n;
+
+	ASSERT_NE(NULL, s);
+	run(&o, "(" SEQ_RECORD " & P=$!; " USR2_LOOP "; wait $P)",
+	    pevt_bin, variant->drain, "--switch-output", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_LE(0, rec_summary(o.err, &lost)) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, lost);
+	EXPECT_NE(NULL, strstr(o.err, " s.data.<timestamp> (")) TH_LOG("%s", o.err);
+	/* perf dumps the last file too: no s.data is left */
+	EXPECT_NE(0, access("s.data", F_OK));
+	n = check_files(_metadata, o.err, s, true);
+	/* about 1.7 s of loops, a SIGUSR2 every 0.15 s */
+	EXPECT_LE(4, n) TH_LOG("%s", o.err);
+	EXPECT_LE(3, n - s->empty) TH_LOG("%s", o.err);
+	EXPECT_EQ(rec_summary(o.err, NULL), s->dumped);
+	EXPECT_EQ(s->dumped, s->samples);
+	check_seqs(_metadata, s, SEQ_ROUNDS);
+	out_free(&o);
+	free(s);
+}
+
+/* SIZE: the bytes written to the current file; each file is at least that. */
+TEST_F(sw, size)
+{
+	struct seqs *s = calloc(1, sizeof(*s));
+	struct out o;
+	struct stat st;
+	glob_t g;
+	size_t i;
+
+	ASSERT_NE(NULL, s);
+	run(&o, SEQ_RECORD, pevt_bin, variant->drain, "--switch-output=1M", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	/* 11 MB of samples */
+	EXPECT_LE(5, check_files(_metadata, o.err, s, true)) TH_LOG("%s", o.err);
+	check_seqs(_metadata, s, SEQ_ROUNDS);
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	/* the last one is what was left at the end */
+	for (i = 0; i + 1 < g.gl_pathc; i++) {
+		ASSERT_EQ(0, stat(g.gl_pathv[i], &st));
+		EXPECT_LE(1 << 20, st.st_size) TH_LOG("%s", g.gl_pathv[i]);
+	}
+	globfree(&g);
+	out_free(&o);
+	free(s);
+}
+
+/* --switch-max-files=2: the two newest files stay, the others are removed. */
+TEST_F(sw, max_files)
+{
+	char last[2][64] = { "", "" };
+	const char *p;
+	struct out o;
+	glob_t g;
+	int dumps = 0;
+
+	run(&o, SEQ_RECORD, pevt_bin, variant->drain, "--switch-output=1M --switch-max-files=2",
+	    pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	for (p = o.err; (p = strstr(p, "Dump s.data.")); p++, dumps++) {
+		memmove(last[0], last[1], sizeof(last[0]));
+		sscanf(p + 5, "%63s", last[1]);
+	}
+	EXPECT_LE(5, dumps) TH_LOG("%s", o.err);
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	EXPECT_EQ(2u, g.gl_pathc);
+	if (g.gl_pathc == 2) {
+		EXPECT_STREQ(last[0], g.gl_pathv[0]);
+		EXPECT_STREQ(last[1], g.gl_pathv[1]);
+	}
+	globfree(&g);
+	out_free(&o);
+}
+
+/* TIME: an alarm re-armed at every switch, and the last file at the end. */
+TEST_F(sw, time)
+{
+	struct seqs *s = calloc(1, sizeof(*s));
+	struct out o;
+
+	ASSERT_NE(NULL, s);
+	if (strcmp(variant->drain, "write"))
+		SKIP(free(s); return, "the time trigger does not depend on the drain");
+	run(&o, "%s record -F 1000 --switch-output=1s -o s.data -- sh -c 'sleep 2.5'", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	/* at 1 s, 2 s and the end (a loaded machine may be late for one) */
+	EXPECT_LE(2, check_files(_metadata, o.err, s, false)) TH_LOG("%s", o.err);
+	EXPECT_GE(3, s->files) TH_LOG("%s", o.err);
+	out_free(&o);
+	free(s);
+}
+
+TEST_F(sw, bad_options)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "--switch-output=5x", "not '5x'" },
+		{ "--switch-output=0", "not '0'" },
+		{ "--switch-output=10Q", "not '10Q'" },
+		{ "--switch-output --switch-max-files=0", "--switch-max-files takes a number of files > 0, not '0'" },
+		{ "--switch-output --switch-max-files=two", "not 'two'" },
+		{ "--switch-output --switch-max-files=3x", "not '3x'" },
+		{ "--switch-max-files=3", "--switch-max-files needs --switch-output" },
+		{ "--switch-output -o -", "not with pipe mode (-o -)" },
+		{ "--switch-output -z", "does not split compressed (-z)" },
+	};
+	struct out o;
+	size_t i;
+
+	if (strcmp(variant->drain, "write"))
+		SKIP(return, "options are checked before any drain");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* stdout is not a terminal: -o - is not refused for that */
+		run(&o, "%s record %s %s -- true >/dev/null", pevt_bin, bad[i].args,
+		    strstr(bad[i].args, "-o -") ? "" : "-o x.data");
+		EXPECT_EQ(1, o.status) TH_LOG("%s", bad[i].args);
+		EXPECT_NE(NULL, strstr(o.err, bad[i].msg)) TH_LOG("%s: %s", bad[i].args, o.err);
+		out_free(&o);
+	}
+	EXPECT_NE(0, access("x.data", F_OK));
+	EXPECT_EQ(0, system("! ls x.data.* >/dev/null 2>&1"));
+}
+
+TEST_HARNESS_MAIN
