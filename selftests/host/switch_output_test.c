@@ -214,7 +214,7 @@ static void check_seqs(struct __test_metadata *_metadata, const struct seqs *s, 
 		TH_LOG("%lld samples of an exited loop without its COMM", s->unnamed);
 }
 
-TEST_F(sw, signal)
+TEST_F_TIMEOUT(sw, signal, 120)
 {
 	struct seqs *s = calloc(1, sizeof(*s));
 	long long lost;
@@ -242,7 +242,7 @@ TEST_F(sw, signal)
 }
 
 /* SIZE: the bytes written to the current file; each file is at least that. */
-TEST_F(sw, size)
+TEST_F_TIMEOUT(sw, size, 120)
 {
 	struct seqs *s = calloc(1, sizeof(*s));
 	struct out o;
@@ -268,7 +268,7 @@ TEST_F(sw, size)
 }
 
 /* --switch-max-files=2: the two newest files stay, the others are removed. */
-TEST_F(sw, max_files)
+TEST_F_TIMEOUT(sw, max_files, 120)
 {
 	char last[2][64] = { "", "" };
 	const char *p;
