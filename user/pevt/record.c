@@ -161,6 +161,13 @@ struct rec_dso {
 	bool hit;
 };
 
+/* --switch-output: a task as the files so far know it (FORK/COMM records). */
+struct rec_comm {
+	uint32_t pid, ppid, tid, ptid;
+	char comm[16];
+	bool exited;			/* its EXIT is in a file */
+};
+
 struct record {
 	struct record_opts *o;
 	int exec_fd;			/* the workload's exec not confirmed yet, or -1 */
@@ -215,6 +222,9 @@ struct record {
 	uint64_t file_samples, file_lost;	/* r->samples, r->lost when the file began */
 	uint64_t bytes_done;		/* the files already dumped */
 	int nr_files;
+	struct rec_comm *comms;		/* the tasks seen, when track_comms */
+	int nr_comms, alloc_comms;
+	bool track_comms;
 };
 
 /* Rendered from Documentation/man/pevt-record.1.md (scripts/mkhelp.sh). */
@@ -429,6 +439,60 @@ static void rb_copy(void *dst, const unsigned char *data, uint64_t mask,
 	}
 }
 
+/* ---- --switch-output: the tasks the files know ----------------------- */
+
+static struct rec_comm *comm_find(struct record *r, uint32_t tid, bool create)
+{
+	struct rec_comm *c;
+	int i;
+
+	for (i = r->nr_comms - 1; i >= 0; i--)
+		if (r->comms[i].tid == tid)
+			return &r->comms[i];
+	if (!create)
+		return NULL;
+	if (r->nr_comms == r->alloc_comms) {
+		int n = r->alloc_comms ? 2 * r->alloc_comms : 64;
+
+		c = realloc(r->comms, n * sizeof(*c));
+		if (!c)
+			return NULL;
+		r->comms = c;
+		r->alloc_comms = n;
+	}
+	c = &r->comms[r->nr_comms++];
+	memset(c, 0, sizeof(*c));
+	c->tid = tid;
+	return c;
+}
+
+static void comm_fork(struct record *r, uint32_t pid, uint32_t ppid, uint32_t tid, uint32_t ptid)
+{
+	struct rec_comm *parent, *c;
+
+	if (!r->track_comms || !(c = comm_find(r, tid, true)))
+		return;
+	c->pid = pid;
+	c->ppid = ppid;
+	c->ptid = ptid;
+	c->exited = false;
+	parent = comm_find(r, ptid, false);
+	if (parent)
+		memcpy(c->comm, parent->comm, sizeof(c->comm));
+}
+
+static void comm_set(struct record *r, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct rec_comm *c;
+
+	if (!r->track_comms || !(c = comm_find(r, tid, true)))
+		return;
+	if (!c->ppid)
+		c->ppid = c->ptid = pid;	/* no FORK seen: as synth_process() says */
+	c->pid = pid;
+	snprintf(c->comm, sizeof(c->comm), "%s", comm);
+}
+
 /*
  * Look at one record on its way to the file: count samples and losses,
  * follow mappings, forks and execs for BUILD_ID.
@@ -485,12 +549,36 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 
 		if (!r->o->no_buildid)
 			task_fork(r, (uint32_t)pp, (uint32_t)(pp >> 32));
+		if (r->track_comms) {
+			uint64_t tt = rb_u64(data, mask, p + 8);	/* tid, ptid */
+
+			comm_fork(r, (uint32_t)pp, (uint32_t)(pp >> 32), (uint32_t)tt,
+				  (uint32_t)(tt >> 32));
+		}
 		break;
 	}
-	case PERF_RECORD_COMM:
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			task_exec(r, (uint32_t)rb_u64(data, mask, p));
+	case PERF_RECORD_EXIT:
+		if (r->track_comms) {
+			struct rec_comm *c = comm_find(r, (uint32_t)rb_u64(data, mask, p + 8), false);
+
+			if (c)
+				c->exited = true;
+		}
 		break;
+	case PERF_RECORD_COMM: {
+		uint64_t pt = rb_u64(data, mask, p);	/* pid, tid */
+
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			task_exec(r, (uint32_t)pt);
+		if (r->track_comms && h->size > sizeof(*h) + 8) {
+			char comm[17] = "";
+			size_t len = h->size - sizeof(*h) - 8;
+
+			rb_copy(comm, data, mask, p + 8, len < 16 ? len : 16);
+			comm_set(r, (uint32_t)pt, (uint32_t)(pt >> 32), comm);
+		}
+		break;
+	}
 	}
 }
 
@@ -942,6 +1030,7 @@ static int synth_comm(struct record *r, int pid, int tid, const char *comm)
 	size_t len = strnlen(comm, 15) + 1;
 
 	memcpy(ev.comm, comm, len - 1);
+	comm_set(r, pid, tid, comm);
 	return write_rec(r, &ev, offsetof(typeof(ev), comm) + ((len + 7) & ~7ul));
 }
 
@@ -956,6 +1045,7 @@ static int synth_fork(struct record *r, int pid, int ppid, int tid, int ptid)
 		.pid = pid, .ppid = ppid, .tid = tid, .ptid = ptid,
 	};
 
+	comm_fork(r, pid, ppid, tid, ptid);
 	return write_rec(r, &ev, sizeof(ev));
 }
 
@@ -1278,6 +1368,37 @@ static int synthesize(struct record *r)
 	}
 	if (!ret && r->started && !r->o->no_inherit)
 		ret = synth_descendants(r);
+	return ret;
+}
+
+/*
+ * --switch-output, a file after the first: FORK + COMM of the tasks the
+ * last file knew that are gone from /proc, though their EXIT is not in a
+ * file yet.  They exited between the last file's last pass and now, and
+ * their last samples, still in the buffers, go into this file.  Those
+ * whose EXIT is in a file are forgotten: nothing of them can follow.
+ */
+static int synth_gone(struct record *r)
+{
+	char path[64];
+	int i, ret = 0;
+
+	for (i = 0; i < r->nr_comms;) {
+		if (r->comms[i].exited)
+			r->comms[i] = r->comms[--r->nr_comms];
+		else
+			i++;
+	}
+	for (i = 0; i < r->nr_comms && !ret; i++) {
+		struct rec_comm c = r->comms[i];
+
+		snprintf(path, sizeof(path), "/proc/%u/task/%u", c.pid, c.tid);
+		if (!c.comm[0] || !access(path, F_OK))
+			continue;
+		ret = synth_fork(r, c.pid, c.ppid, c.tid, c.ptid);
+		if (!ret)
+			ret = synth_comm(r, c.pid, c.tid, c.comm);
+	}
 	return ret;
 }
 
@@ -2165,7 +2286,8 @@ static int begin_file(struct record *r)
 	    pevt_data_writer__start(r->w))
 		return -1;
 	setup_index(r);
-	if (synthesize(r) || pevt_data_writer__finished_init(r->w))
+	if (synthesize(r) || (r->nr_files && synth_gone(r)) ||
+	    pevt_data_writer__finished_init(r->w))
 		return -1;
 	return 0;
 }
@@ -2478,6 +2600,7 @@ int do_record(int argc, char **argv)
 	r.argv = argv;
 	r.files = (struct switch_files){ .path = o.output ? o.output : "perf.data",
 					 .max_files = o.sw.max_files };
+	r.track_comms = o.sw.on;
 	if (begin_file(&r))
 		goto write_error;
 	if (o.sw.secs)
@@ -2560,6 +2683,7 @@ out:
 	if (r.out_fd > STDOUT_FILENO)
 		close(r.out_fd);
 	switch_files__exit(&r.files);
+	free(r.comms);
 	free_record(&r);
 	pevt_events__delete(r.evs);
 	free(o.events);
