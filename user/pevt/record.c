@@ -161,11 +161,13 @@ struct rec_dso {
 	bool hit;
 };
 
-/* --switch-output: a task as the files so far know it (FORK/COMM records). */
+/*
+ * --switch-output: a live task as the files so far know it (FORK/COMM
+ * records); forgotten at its EXIT, after which nothing of it can follow.
+ */
 struct rec_comm {
 	uint32_t pid, ppid, tid, ptid;
 	char comm[16];
-	bool exited;			/* its EXIT is in a file */
 };
 
 struct record {
@@ -475,7 +477,6 @@ static void comm_fork(struct record *r, uint32_t pid, uint32_t ppid, uint32_t ti
 	c->pid = pid;
 	c->ppid = ppid;
 	c->ptid = ptid;
-	c->exited = false;
 	parent = comm_find(r, ptid, false);
 	if (parent)
 		memcpy(c->comm, parent->comm, sizeof(c->comm));
@@ -562,7 +563,7 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 			struct rec_comm *c = comm_find(r, (uint32_t)rb_u64(data, mask, p + 8), false);
 
 			if (c)
-				c->exited = true;
+				*c = r->comms[--r->nr_comms];
 		}
 		break;
 	case PERF_RECORD_COMM: {
@@ -1375,20 +1376,13 @@ static int synthesize(struct record *r)
  * --switch-output, a file after the first: FORK + COMM of the tasks the
  * last file knew that are gone from /proc, though their EXIT is not in a
  * file yet.  They exited between the last file's last pass and now, and
- * their last samples, still in the buffers, go into this file.  Those
- * whose EXIT is in a file are forgotten: nothing of them can follow.
+ * their last samples, still in the buffers, go into this file.
  */
 static int synth_gone(struct record *r)
 {
 	char path[64];
 	int i, ret = 0;
 
-	for (i = 0; i < r->nr_comms;) {
-		if (r->comms[i].exited)
-			r->comms[i] = r->comms[--r->nr_comms];
-		else
-			i++;
-	}
 	for (i = 0; i < r->nr_comms && !ret; i++) {
 		struct rec_comm c = r->comms[i];
 
