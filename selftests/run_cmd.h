@@ -6,6 +6,8 @@
 #ifndef PEVT_SELFTESTS_RUN_CMD_H
 #define PEVT_SELFTESTS_RUN_CMD_H
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,50 @@ static inline void out_free(struct out *o)
 {
 	free(o->out);
 	free(o->err);
+}
+
+/*
+ * The pevt binary a host test runs: $PEVT_BIN, else build/bin/pevt seen
+ * from the test's own build/tests/host/.  Into @bin (PATH_MAX bytes).
+ */
+static inline void host_pevt_bin(char *bin)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (getenv("PEVT_BIN")) {
+		snprintf(bin, PATH_MAX, "%s", getenv("PEVT_BIN"));
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(bin, PATH_MAX, "%s/../../bin/pevt", dirname(exe));
+}
+
+/*
+ * A test's scratch directory: /tmp/@name.XXXXXX made and entered (@dir,
+ * 64 bytes); left and removed with everything in it by tmpdir_leave().
+ * Returns 0, or -1 with errno.
+ */
+static inline int tmpdir_enter(char *dir, const char *name)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(dir)) {
+		dir[0] = '\0';
+		return -1;
+	}
+	return chdir(dir);
+}
+
+static inline void tmpdir_leave(const char *dir)
+{
+	char cmd[128];
+
+	if (chdir("/") || !dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "# could not remove %s\n", dir);
 }
 
 #endif /* PEVT_SELFTESTS_RUN_CMD_H */

@@ -10,7 +10,6 @@
  * this build (build/bin/pevt next to build/tests/host/), or $PEVT_BIN.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,20 +48,6 @@
 
 static char pevt_bin[PATH_MAX];
 
-static void find_pevt(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (getenv("PEVT_BIN")) {
-		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
-}
-
 FIXTURE(rec)
 {
 	char dir[64];
@@ -83,30 +68,22 @@ FIXTURE_VARIANT_ADD(rec, pin) { .drain = "write --pin-readers" };
 
 FIXTURE_SETUP(rec)
 {
-	find_pevt();
+	host_pevt_bin(pevt_bin);
 	if (access(pevt_bin, X_OK))
 		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
 	if (system("perf --version >/dev/null 2>&1"))
 		SKIP(return, "no perf on this machine");
-	snprintf(self->dir, sizeof(self->dir), "/tmp/record_test.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, chdir(self->dir));
+	ASSERT_EQ(0, tmpdir_enter(self->dir, "record_test"));
 	self->busy = 0;
 }
 
 FIXTURE_TEARDOWN(rec)
 {
-	char cmd[128];
-
 	if (self->busy > 0) {
 		kill(self->busy, SIGKILL);
 		waitpid(self->busy, NULL, 0);
 	}
-	if (chdir("/") == 0 && self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "# could not remove %s\n", self->dir);
-	}
+	tmpdir_leave(self->dir);
 }
 
 static pid_t start_busy(void)

@@ -9,7 +9,6 @@
  */
 #include <ctype.h>
 #include <glob.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,34 +37,17 @@ FIXTURE(snap)
 
 FIXTURE_SETUP(snap)
 {
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (getenv("PEVT_BIN")) {
-		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
-	} else {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
-	}
+	host_pevt_bin(pevt_bin);
 	if (access(pevt_bin, X_OK))
 		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
 	if (system("perf --version >/dev/null 2>&1"))
 		SKIP(return, "no perf on this machine");
-	snprintf(self->dir, sizeof(self->dir), "/tmp/snapshot_test.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, chdir(self->dir));
+	ASSERT_EQ(0, tmpdir_enter(self->dir, "snapshot_test"));
 }
 
 FIXTURE_TEARDOWN(snap)
 {
-	char cmd[128];
-
-	if (chdir("/") == 0 && self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "# could not remove %s\n", self->dir);
-	}
+	tmpdir_leave(self->dir);
 }
 
 /*

@@ -16,7 +16,6 @@
  */
 #include <ctype.h>
 #include <glob.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,16 +62,7 @@ FIXTURE_VARIANT_ADD(sw, pin) { .drain = "write --pin-readers" };
 
 FIXTURE_SETUP(sw)
 {
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (getenv("PEVT_BIN")) {
-		snprintf(pevt_bin, sizeof(pevt_bin), "%s", getenv("PEVT_BIN"));
-	} else {
-		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		snprintf(pevt_bin, sizeof(pevt_bin), "%s/../../bin/pevt", dirname(exe));
-	}
+	host_pevt_bin(pevt_bin);
 	if (access(pevt_bin, X_OK))
 		SKIP(return, "no pevt binary (make user, or set PEVT_BIN)");
 	if (system("perf --version >/dev/null 2>&1"))
@@ -80,20 +70,12 @@ FIXTURE_SETUP(sw)
 	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
 		SKIP(return, "no tracefs with raw_syscalls");
-	snprintf(self->dir, sizeof(self->dir), "/tmp/switch_output_test.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, chdir(self->dir));
+	ASSERT_EQ(0, tmpdir_enter(self->dir, "switch_output_test"));
 }
 
 FIXTURE_TEARDOWN(sw)
 {
-	char cmd[128];
-
-	if (chdir("/") == 0 && self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			fprintf(stderr, "# could not remove %s\n", self->dir);
-	}
+	tmpdir_leave(self->dir);
 }
 
 /* What the files hold together. */

@@ -79,20 +79,12 @@ FIXTURE_SETUP(dw)
 	self->debug = k && !strcmp(k, "debug");
 	if (access("/usr/bin/perf", X_OK))
 		SKIP(return, "no /usr/bin/perf in the guest");
-	snprintf(self->dir, sizeof(self->dir), "/tmp/record_dwarf.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, chdir(self->dir));
+	ASSERT_EQ(0, tmpdir_enter(self->dir, "record_dwarf"));
 }
 
 FIXTURE_TEARDOWN(dw)
 {
-	char cmd[128];
-
-	if (chdir("/") == 0 && self->dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-		if (system(cmd))
-			TH_LOG("could not remove %s", self->dir);
-	}
+	tmpdir_leave(self->dir);
 }
 
 /*
