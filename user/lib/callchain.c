@@ -65,20 +65,45 @@ static uint64_t entry_key(const struct pevt_cc_entry *e)
 	return e->sym ? e->sym->start : e->ip;
 }
 
+static bool inlined(const struct pevt_cc_entry *e)
+{
+	return e->sym && e->sym->inlined;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h;
+}
+
 static uint64_t slot_hash(const struct pevt_cc_node *parent, const struct pevt_cc_entry *e)
 {
 	uint64_t h = (uintptr_t)parent * 0x9e3779b97f4a7c15ull;
 
-	h ^= (uintptr_t)e->dso * 0xc2b2ae3d27d4eb4full;
-	h ^= (entry_key(e) + !!e->sym) * 0x165667b19e3779f9ull;
+	if (inlined(e))
+		h ^= name_hash(e->sym->name) * 0x165667b19e3779f9ull;
+	else
+		h ^= (uintptr_t)e->dso * 0xc2b2ae3d27d4eb4full ^
+		     (entry_key(e) + !!e->sym) * 0x165667b19e3779f9ull;
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 32;
 	return h;
 }
 
+/*
+ * match_chain(): inlined frames are the same function by name (they share
+ * their symbol's start), wherever they were inlined; a frame that is not
+ * inlined never meets one of the same name in practice, so the hash keeps
+ * the two kinds apart.
+ */
 static bool entry_eq(const struct pevt_cc_entry *a, const struct pevt_cc_entry *b)
 {
+	if (inlined(a) || inlined(b))
+		return inlined(a) && inlined(b) && !strcmp(a->sym->name, b->sym->name);
 	return a->dso == b->dso && !a->sym == !b->sym && entry_key(a) == entry_key(b);
 }
 
@@ -291,11 +316,17 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 	return (a < b) - (a > b);
 }
 
-/* perf's child rbtree order: (dso, symbol start) or (dso, ip), descending. */
+/*
+ * perf's child rbtree order: (dso, symbol start) or (dso, ip), descending;
+ * by name, descending, against an inlined frame (match_chain_strings()).
+ */
 static int cmp_key(const void *pa, const void *pb)
 {
 	const struct pevt_cc_node *a = *(const struct pevt_cc_node *const *)pa;
 	const struct pevt_cc_node *b = *(const struct pevt_cc_node *const *)pb;
+
+	if ((inlined(&a->e) || inlined(&b->e)) && a->e.sym && b->e.sym)
+		return strcmp(b->e.sym->name, a->e.sym->name);
 
 	if (a->e.dso != b->e.dso)
 		return dso_idx(a->e.dso) < dso_idx(b->e.dso) ? 1 : -1;
@@ -324,6 +355,10 @@ static int cmp_canonical(const void *pa, const void *pb)
 		return a->e.sym ? -1 : 1;
 	if (a->e.sym && a->e.sym->start != b->e.sym->start)
 		return a->e.sym->start < b->e.sym->start ? -1 : 1;
+	if (inlined(&a->e) != inlined(&b->e))
+		return inlined(&a->e) ? 1 : -1;
+	if (inlined(&a->e))
+		return strcmp(a->e.sym->name, b->e.sym->name);
 	return (a->e.ip > b->e.ip) - (a->e.ip < b->e.ip);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <pevt/inline.h>
 #include <pevt/machine.h>
 #include "internal/bigalloc.h"
 #include <pevt/ordered.h>
@@ -112,6 +113,8 @@ void pevt_machine__delete(struct pevt_machine *m)
 	}
 	for (dso = m->dsos; dso; dso = dn) {
 		dn = dso->next;
+		pevt_dso__inline_free(dso);
+		free(dso->symsrc);
 		free(dso->long_name);
 		free(dso->short_buf);
 		pevt_big_free(dso->syms, dso->syms_bytes);

@@ -609,7 +609,7 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	struct elf_file syms = { 0 }, rt = { 0 }, tmp;
 	struct symbuf sb = { 0 };
 	char dir[2048], *slash;
-	int n = 0, i, err, vdso_fd = -1;
+	int n = 0, i, err, vdso_fd = -1, syms_i = -1, rt_i = -1;
 	size_t nr_regular;
 	Elf_Scn *scn;
 
@@ -652,12 +652,14 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 			continue;
 		if (!syms.elf && find_scn(tmp.elf, SHT_SYMTAB, ".symtab")) {
 			syms = tmp;
+			syms_i = i;
 			if (!rt.elf && find_scn(tmp.elf, SHT_DYNSYM, ".dynsym"))
 				rt = tmp;
 			continue;
 		}
 		if (!rt.elf && find_scn(tmp.elf, SHT_DYNSYM, ".dynsym")) {
 			rt = tmp;
+			rt_i = i;
 			/* .gnu_debuglink: next to the DSO, in .debug/, in /usr/lib/debug */
 			if (!syms.elf && debuglink(rt.elf, link, sizeof(link)) && n + 3 <= 8) {
 				snprintf(dir, sizeof(dir), "%s%s", symfs ?: "", dso->long_name);
@@ -680,8 +682,13 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 		return -ENOENT;
 	if (!rt.elf)
 		rt = syms;
-	if (!syms.elf)
+	if (!syms.elf) {
 		syms = rt;
+		syms_i = rt_i;
+	}
+	/* where addr2line would look for inline info (inline.c) */
+	if (syms_i >= 0 && strncmp(paths[syms_i], "/proc/self/fd/", 14))
+		dso->symsrc = strdup(paths[syms_i]);
 	scn = find_scn(syms.elf, SHT_SYMTAB, ".symtab");
 	if (!scn)
 		scn = find_scn(syms.elf, SHT_DYNSYM, ".dynsym");

@@ -23,6 +23,7 @@ struct pevt_sym {
 	const char *name;
 	uint8_t type;			/* STT_FUNC, STT_OBJECT, ... */
 	uint8_t binding;
+	uint8_t inlined;		/* a function inlined at an ip (inline.h) */
 };
 
 struct pevt_dso {
@@ -40,6 +41,8 @@ struct pevt_dso {
 	uint8_t build_id[20];
 	uint8_t build_id_size;
 	bool adjust;			/* ET_EXEC: symbols adjusted to file offsets */
+	char *symsrc;			/* the file the symbols came from (perf's symsrc_filename) */
+	struct pevt_inline_dso *inl;	/* its DWARF inline info (inline.c) */
 	unsigned int idx;		/* creation order (perf compares dso pointers) */
 	struct pevt_dso *next;
 };
