@@ -20,6 +20,7 @@
 #include <elf.h>
 
 #include <pevt/callchain.h>
+#include <pevt/inline.h>
 #include <pevt/unwind.h>
 #include <pevt/data_index.h>
 #include <pevt/data_reader.h>
@@ -32,7 +33,8 @@
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
 /* a sample's chain: the CALLCHAIN's, then as many unwound user frames */
-#define MAX_CHAIN	(2 * MAX_STACK)
+/* the kernel's and the unwound entries, with room for inlined frames */
+#define MAX_CHAIN	(4 * MAX_STACK)
 
 /* A sample kept by the first pass: the record and its thread at its time. */
 struct sref {
@@ -61,6 +63,7 @@ struct worker {
 	struct pevt_hists *hists;	/* one per evsel */
 	uint8_t *modes;			/* cpumode of each callchain entry */
 	struct pevt_unwind *unwind;	/* --call-graph dwarf samples */
+	struct pevt_inline_cache *inl;	/* their inlined frames */
 	uint64_t user_ips[MAX_STACK];	/* the sample's unwound frames, callee first */
 	struct pevt_cc_entry *chain;	/* resolved entries, in walk order */
 	char *levels;			/* their [k]/[.] levels */
@@ -92,6 +95,7 @@ struct report {
 	double percent_limit;
 	int children;			/* -1: like perf (on if callchains) */
 	bool callchain_none;
+	bool no_inline;			/* --no-inline */
 	struct pevt_cc_param cc;	/* -g */
 	bool cc_order_set;
 	bool use_callchain;		/* print call graphs */
@@ -208,7 +212,7 @@ static bool dwarf_chain(const struct pevt_data_evsel *evsel)
 
 /* Entry @n of the chain: @ip resolved in @cpumode at the sample's time. */
 static void put_entry(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
-		      uint8_t cpumode, uint64_t ip, char *level, int n)
+		      uint8_t cpumode, uint64_t ip, char *level, int n, struct pevt_addr_loc *al)
 {
 	struct pevt_addr_loc cl;
 
@@ -220,18 +224,93 @@ static void put_entry(struct worker *w, const struct pevt_sample *s, struct pevt
 	w->chain[n].ip = ip;
 	w->levels[n] = *level;
 	w->map_of[n] = cl.map;
+	if (al)
+		*al = cl;
 }
 
-/* The unwound user frames (perf's unwind__get_entries()), from entry @n on. */
-static int put_user(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
-		    int nr_user, char *level, int n)
+/* Room for @need entries in the chain arrays, keeping what they hold. */
+static int chain_room(struct worker *w, size_t need)
 {
-	int k;
+	size_t cap = need * 2;
+	void *p;
+
+	if (need <= w->mode_cap)
+		return 0;
+#define GROW(f, sz)						\
+	do {							\
+		p = realloc(w->f, cap * (sz));			\
+		if (!p)						\
+			return -ENOMEM;				\
+		w->f = p;					\
+	} while (0)
+	GROW(modes, sizeof(*w->modes));
+	GROW(chain, sizeof(*w->chain));
+	GROW(levels, 1);
+	GROW(map_of, sizeof(*w->map_of));
+	GROW(rev, sizeof(*w->rev));
+#undef GROW
+	w->mode_cap = cap;
+	return 0;
+}
+
+/*
+ * Entry @n, an unwound frame, replaced by the functions inlined at its
+ * ip and then its own, innermost first with callee order, outermost
+ * first with caller order (machine.c append_inlines(), srcline.c
+ * inline_list__append()).  Returns the number of entries it became,
+ * or -ENOMEM.  perf 6.1 does it for unwound frames only, not for the
+ * entries of a CALLCHAIN (fp, or the kernel part of a dwarf sample).
+ */
+static int put_inlines(struct worker *w, int n, uint64_t addr, int room)
+{
+	struct pevt_cc_entry e = w->chain[n];
+	struct pevt_sym *const *v;
+	int k, nr;
+
+	if (w->r->no_inline || !e.sym || !e.dso)
+		return 1;
+	if (!w->inl)
+		w->inl = pevt_inline_cache__new(w->r->m);
+	if (!w->inl)
+		return -ENOMEM;
+	nr = pevt_inline__frames(w->inl, e.dso, e.sym, addr, &v);
+	if (nr <= 0)
+		return nr < 0 ? nr : 1;
+	if (nr > room)
+		nr = room;	/* past MAX_CHAIN: the innermost ones only */
+	if (nr <= 1 && v[0] == e.sym)
+		return 1;
+	if (chain_room(w, n + nr))
+		return -ENOMEM;
+	for (k = 0; k < nr; k++) {
+		w->chain[n + k] = e;
+		w->chain[n + k].sym = v[w->r->cc.caller ? nr - 1 - k : k];
+		w->levels[n + k] = w->levels[n];
+		w->map_of[n + k] = w->map_of[n];
+	}
+	return nr;
+}
+
+/*
+ * The unwound user frames (perf's unwind__get_entries()), from entry @n
+ * on, with their inlined frames as long as the chain stays under @limit.
+ */
+static int put_user(struct worker *w, const struct pevt_sample *s, struct pevt_thread *t,
+		    int nr_user, char *level, int n, int limit)
+{
+	int k, nr;
 
 	for (k = 0; k < nr_user; k++) {
 		int j = w->r->cc.caller ? nr_user - 1 - k : k;
+		struct pevt_addr_loc cl;
 
-		put_entry(w, s, t, PERF_RECORD_MISC_USER, w->user_ips[j], level, n++);
+		if (chain_room(w, n + 1 + (nr_user - k)))
+			return -ENOMEM;
+		put_entry(w, s, t, PERF_RECORD_MISC_USER, w->user_ips[j], level, n, &cl);
+		nr = put_inlines(w, n, cl.addr, limit - n - (nr_user - 1 - k));
+		if (nr < 0)
+			return nr;
+		n += nr;
 	}
 	return n;
 }
@@ -268,23 +347,8 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 			return nr_user;
 	}
 	need = s->nr_callchain + nr_user;
-	if (need > w->mode_cap) {
-		free(w->modes);
-		free(w->chain);
-		free(w->levels);
-		free(w->map_of);
-		free(w->rev);
-		w->mode_cap = need * 2;
-		w->modes = malloc(w->mode_cap);
-		w->chain = malloc(w->mode_cap * sizeof(*w->chain));
-		w->levels = malloc(w->mode_cap);
-		w->map_of = malloc(w->mode_cap * sizeof(*w->map_of));
-		w->rev = malloc(w->mode_cap * sizeof(*w->rev));
-		if (!w->modes || !w->chain || !w->levels || !w->map_of || !w->rev) {
-			w->mode_cap = 0;
-			return -ENOMEM;
-		}
-	}
+	if (chain_room(w, need))
+		return -ENOMEM;
 	for (i = 0; i < s->nr_callchain; i++) {
 		uint64_t ip = s->callchain[i];
 
@@ -301,18 +365,21 @@ static int resolve_chain(struct worker *w, const struct pevt_sample *s, struct p
 		w->modes[i] = cpumode;
 	}
 	if (r->cc.caller)
-		n = put_user(w, s, t, nr_user, &level, n);
+		n = put_user(w, s, t, nr_user, &level, n,
+			     MAX_CHAIN - (s->nr_callchain < MAX_STACK ? (int)s->nr_callchain : MAX_STACK));
+	if (n < 0 || chain_room(w, n + s->nr_callchain))
+		return n < 0 ? n : -ENOMEM;
 	for (k = 0; k < s->nr_callchain && nr < MAX_STACK; k++) {
 		uint64_t j = r->cc.caller ? s->nr_callchain - 1 - k : k;
 		uint64_t ip = s->callchain[j];
 
 		if (ip >= PERF_CONTEXT_MAX)
 			continue;
-		put_entry(w, s, t, w->modes[j], ip, &level, n++);
+		put_entry(w, s, t, w->modes[j], ip, &level, n++, NULL);
 		nr++;
 	}
 	if (!r->cc.caller)
-		n = put_user(w, s, t, nr_user, &level, n);
+		n = put_user(w, s, t, nr_user, &level, n, MAX_CHAIN);
 	return n;
 }
 
@@ -941,6 +1008,7 @@ static int workers_merge(struct report *r, struct worker *w, int n)
 		free(w[i].hists);
 		free(w[i].modes);
 		pevt_unwind__delete(w[i].unwind);
+		pevt_inline_cache__delete(w[i].inl);
 		free(w[i].chain);
 		free(w[i].levels);
 		free(w[i].map_of);
@@ -2053,6 +2121,8 @@ int do_report(int argc, char **argv)
 		{ "json",		no_argument,		NULL, 'j' },
 		{ "flamegraph",		required_argument,	NULL, 'F' },
 		{ "no-index",		no_argument,		NULL, 'X' },
+		{ "inline",		no_argument,		NULL, 'K' },
+		{ "no-inline",		no_argument,		NULL, 'L' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -2109,6 +2179,12 @@ int do_report(int argc, char **argv)
 			break;
 		case 'G':
 			inverted = true;
+			break;
+		case 'K':
+			r.no_inline = false;
+			break;
+		case 'L':
+			r.no_inline = true;
 			break;
 		case 'T':
 			r.stats = true;
