@@ -1742,7 +1742,9 @@ static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, u
 		/* hists__calc_col_len(): the thread's comm, not the entry's */
 		comm_len = umax(comm_len, cl);
 		if (e->k.sym)
-			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], strlen(e->k.sym->name) + 4);
+			/* perf's namelen: an inlined one's without " (inlined)" */
+			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], strlen(e->k.sym->name) + 4 -
+						(e->k.sym->inlined ? 10 : 0));
 		else {
 			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], 16 + 4 + 2);
 			unres = true;
