@@ -111,10 +111,10 @@ static inline long rec_round_violations(const char *input, long *rounds, long *t
 
 /*
  * The call paths of @input as @report (CG_PERF_REPORT, or `pevt report`)
- * unwinds them (`--no-children --sort sym -g folded,0,caller,count`; perf
+ * unwinds them (`--no-children --sort sym -g folded,0,caller,count`; both
  * with --no-inline: no inline frames, for which perf runs addr2line, which
- * the test guests do not have: perf dies of SIGPIPE there, and pevt has
- * none): each distinct path, outermost
+ * the test guests do not have: perf dies of SIGPIPE there, while pevt
+ * reads DWARF itself and would add them): each distinct path, outermost
  * caller first, with its samples, for the samples whose own function (the
  * path's last entry) starts with @prefix.  ->deep: those of them whose path
  * goes through @anchor (main, or the function running the tree).  A frame
@@ -156,6 +156,7 @@ struct cg_paths {
 };
 
 #define CG_PERF_REPORT	"perf report -q --no-inline"
+#define CG_PEVT_REPORT	"pevt report --no-inline"
 
 static inline int cg_paths_read(const char *report, const char *input, const char *prefix,
 				const char *anchor, struct cg_paths *p)

@@ -97,7 +97,7 @@ static void pevt_reads_like_perf(struct __test_metadata *_metadata, const char *
 {
 	struct cg_paths vp;
 
-	ASSERT_EQ(0, cg_paths_read("pevt report", in, "cg_", "cg_tree", &vp));
+	ASSERT_EQ(0, cg_paths_read(CG_PEVT_REPORT, in, "cg_", "cg_tree", &vp));
 	TH_LOG("%s: pevt report %ld samples, %ld to cg_tree, %ld on perf report's paths; "
 	       "perf report %ld, %ld on pevt report's", in, vp.total, vp.deep,
 	       cg_paths_shared(&vp, perf), perf->total, cg_paths_shared(perf, &vp));
