@@ -460,19 +460,36 @@ TEST_F_TIMEOUT(perf, callgraph, 300)
  * arguments: differing lines of the folded reports (merge.awk), or with
  * @graph of the graphs (as report_diff()'s LINES).
  */
+static int dwarf_diff_drop(const char *file, const char *perf_args, const char *pevt_args,
+			   bool graph, const char *drop, char *log, size_t sz);
+
 static int dwarf_diff(const char *file, const char *perf_args, const char *pevt_args,
 		      bool graph, char *log, size_t sz)
+{
+	return dwarf_diff_drop(file, perf_args, pevt_args, graph, NULL, log, sz);
+}
+
+/* The same without the rows matching the ERE @drop (and their graphs). */
+static int dwarf_diff_drop(const char *file, const char *perf_args, const char *pevt_args,
+			   bool graph, const char *drop, char *log, size_t sz)
 {
 	const char *s = graph ? " | awk '/^ +[0-9]+\\.[0-9]+%/ { skip = /\\[unknown\\] +\\[.\\] [0-9a-fx]+$/ } /^#/ { skip = 0 } !skip'"
 				" | grep -v '(Tip' | sed 's/^[ |-]*//' | grep -v '^$' | sort" :
 				" | awk -f merge.awk | sort";
+	char f[512] = "";
 	struct out o;
 	int n;
 
-	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null %s > da.%d"
-	    " && %s report --stdio -i %s %s 2>/dev/null %s > db.%d;"
+	if (drop && graph)
+		snprintf(f, sizeof(f), " | awk -v d='%s' '/^ +[0-9]+\\.[0-9]+%%/ { skip = $0 ~ d }"
+			 " /^#/ { skip = 0 } !skip'", drop);
+	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null %s %s %s%s%s > da.%d"
+	    " && %s report --stdio -i %s %s 2>/dev/null %s %s %s%s%s > db.%d;"
 	    " diff da.%d db.%d | head -6 >&2; diff da.%d db.%d | grep -c '^[<>]'",
-	    dir, file, perf_args, s, getpid(), pevt_bin, file, pevt_args, s, getpid(),
+	    dir, file, perf_args, f, s, drop && !graph ? "| grep -Ev '" : "",
+	    drop && !graph ? drop : "", drop && !graph ? "'" : "", getpid(),
+	    pevt_bin, file, pevt_args, f, s, drop && !graph ? "| grep -Ev '" : "",
+	    drop && !graph ? drop : "", drop && !graph ? "'" : "", getpid(),
 	    getpid(), getpid(), getpid(), getpid());
 	snprintf(log, sz, "%s", o.err);
 	n = atoi(o.out);
@@ -567,6 +584,14 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 	"}\n"
 
 /*
+ * perf sometimes splits the row of a function inlined in libc or ld.so in
+ * two (_dl_start_final (inlined) 0.07% and 0.62% where pevt has 0.69%),
+ * one more effect of its hist rbtree's mixed comparisons (Documentation/
+ * report.md): those rows are left out, the program's own are compared.
+ */
+#define LIBC_INLINED_ROW "(libc[.]so[.]6|ld-linux-x86-64[.]so[.]2) +[[][.][]] [^;]*[(]inlined[)]"
+
+/*
  * perf report's default (inlined frames) against pevt report's, in the
  * modes of dwarf_unwind, for 1 and 2 threads.  With --children perf's
  * counts of some rows' call paths are less than their samples (its hist
@@ -619,7 +644,8 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 			int n;
 
 			snprintf(pb, sizeof(pb), "%s --threads %d", modes[i].args, t);
-			n = dwarf_diff("inl.data", modes[i].args, pb, modes[i].graph, log, sizeof(log));
+			n = dwarf_diff_drop("inl.data", modes[i].args, pb, modes[i].graph,
+					    LIBC_INLINED_ROW, log, sizeof(log));
 			if (n)
 				TH_LOG("inl.data %s:\n%s", pb, log);
 			EXPECT_EQ(0, n);
