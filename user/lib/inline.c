@@ -4,8 +4,8 @@
  * include/pevt/inline.h).
  *
  * perf report 6.1 runs `addr2line -a -i -f -e FILE` on the file the DSO's
- * symbols came from (dso->symsrc_filename, else the DSO), when that file
- * has a .debug_line, and reads its records (srcline.c addr2line()):
+ * symbols came from (dso->symsrc_filename, else the DSO) and reads its
+ * records (srcline.c addr2line()):
  *
  *  - the first is the innermost function at the address and its line; no
  *    line ("??:0") means no inline info, the frame stays as it was;
@@ -16,7 +16,11 @@
  *    DW_AT_name, through DW_AT_abstract_origin/DW_AT_specification; an
  *    address with a line but no function DIE (assembly) takes the name
  *    of the symbol table's function there (elf_find_function(),
- *    better_fit()); nothing at all is "??".
+ *    better_fit()); nothing at all is "??";
+ *  - a file without .debug_line (a stripped libc, no libc6-dbg) still gets
+ *    that symbol table function (the dynamic symbols when there is no
+ *    .symtab) with "??:0", and perf takes it: `_IO_printf (inlined)`
+ *    where perf's own symbol is printf.
  *
  * Each name, demangled, is the frame's symbol if it is the name of the
  * symbol perf resolved for the address, else an "inlined" symbol
@@ -192,7 +196,7 @@ static struct pevt_inline_dso *inline_dso(struct pevt_machine *m, struct pevt_ds
 	if (d->fd < 0)
 		goto publish;
 	d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL);
-	if (!d->elf || !has_section(d->elf, ".debug_line"))
+	if (!d->elf)
 		goto publish;
 	snprintf(path, sizeof(path), "%s%s", symfs ?: "", dso->long_name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -203,7 +207,9 @@ static struct pevt_inline_dso *inline_dso(struct pevt_machine *m, struct pevt_ds
 		elf_end(rt);
 	if (fd >= 0)
 		close(fd);
-	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+	/* without it, addr2line names the symbol table's function (below) */
+	if (has_section(d->elf, ".debug_line"))
+		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 publish:
 	__atomic_store_n(&dso->inl, d, __ATOMIC_RELEASE);
 out:
@@ -240,7 +246,7 @@ static bool is_function(Dwarf_Die *die)
  */
 static const char *symtab_function(Elf *elf, uint64_t vaddr)
 {
-	Elf_Scn *scn = NULL, *symscn = NULL;
+	Elf_Scn *scn = NULL, *symscn = NULL, *dynscn = NULL;
 	size_t sec = 0, i, n;
 	GElf_Shdr sh, symsh;
 	Elf_Data *data;
@@ -256,7 +262,12 @@ static const char *symtab_function(Elf *elf, uint64_t vaddr)
 			sec = elf_ndxscn(scn);
 		if (sh.sh_type == SHT_SYMTAB)
 			symscn = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !dynscn)
+			dynscn = scn;
 	}
+	/* addr2line's slurp_symtab(): the dynamic symbols when there is no .symtab */
+	if (!symscn)
+		symscn = dynscn;
 	if (!sec || !symscn || !gelf_getshdr(symscn, &symsh) || !symsh.sh_entsize)
 		return NULL;
 	data = elf_getdata(symscn, NULL);
@@ -555,6 +566,21 @@ int pevt_inline__frames(struct pevt_inline_cache *c, struct pevt_dso *dso,
 	if (d->dw) {
 		pthread_mutex_lock(&d->lock);
 		err = lookup(c, d, sym, addr + d->delta);
+		pthread_mutex_unlock(&d->lock);
+	} else if (d->elf) {
+		/*
+		 * No DWARF (a stripped libc without libc6-dbg): addr2line still
+		 * prints the symbol table's function at the address, with
+		 * "??:0", and perf 6.1 takes that record: an alias that differs
+		 * from perf's own choice (_IO_printf for printf) becomes
+		 * "_IO_printf (inlined)".  "??" (no symbol) is no record.
+		 */
+		const char *name;
+
+		pthread_mutex_lock(&d->lock);
+		name = symtab_function(d->elf, addr + d->delta);
+		if (name)
+			err = push_name(c, d, sym, name);
 		pthread_mutex_unlock(&d->lock);
 	}
 	if (err) {
