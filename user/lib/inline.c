@@ -48,6 +48,7 @@
 
 #include <pevt/inline.h>
 #include <pevt/machine.h>
+#include "internal/elfscn.h"
 
 #define MAX_INLINE_NEST	1024		/* srcline.c */
 
@@ -129,26 +130,6 @@ void pevt_dso__inline_free(struct pevt_dso *dso)
 	dso->inl = NULL;
 }
 
-static bool has_section(Elf *elf, const char *name)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, name))
-			return true;
-	}
-	return false;
-}
-
 /*
  * vaddr - file offset of the executable PT_LOAD of @path (the runtime
  * file; the debug file's program headers when it cannot be read): what
@@ -208,7 +189,7 @@ static struct pevt_inline_dso *inline_dso(struct pevt_machine *m, struct pevt_ds
 	if (fd >= 0)
 		close(fd);
 	/* without it, addr2line names the symbol table's function (below) */
-	if (has_section(d->elf, ".debug_line"))
+	if (pevt_elf_find_scn(d->elf, 0, ".debug_line"))
 		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
 publish:
 	__atomic_store_n(&dso->inl, d, __ATOMIC_RELEASE);

@@ -31,6 +31,7 @@
 #include <libiberty/demangle.h>
 
 #include <pevt/machine.h>
+#include "internal/elfscn.h"
 #include "internal/bigalloc.h"
 
 struct symbuf {
@@ -155,7 +156,7 @@ static bool best_is_a(const struct pevt_sym *a, const struct pevt_sym *b)
 	return true;
 }
 
-static Elf_Scn *find_scn(Elf *elf, Elf64_Word type, const char *name)
+Elf_Scn *pevt_elf_find_scn(Elf *elf, Elf64_Word type, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -257,7 +258,7 @@ static int sb_finish(struct pevt_dso *dso, struct symbuf *b, bool kallsyms, size
 /* dso__synthesize_plt_symbols(): "name@plt" for each .rela.plt entry. */
 static int synth_plt(struct symbuf *b, Elf *elf)
 {
-	Elf_Scn *rel = find_scn(elf, 0, ".rela.plt"), *plt, *dynsym;
+	Elf_Scn *rel = pevt_elf_find_scn(elf, 0, ".rela.plt"), *plt, *dynsym;
 	GElf_Shdr rsh, psh, dsh;
 	Elf_Data *rdata, *sdata;
 	uint64_t off, ent;
@@ -266,11 +267,11 @@ static int synth_plt(struct symbuf *b, Elf *elf)
 	char name[1024];
 
 	if (!rel) {
-		rel = find_scn(elf, 0, ".rel.plt");
+		rel = pevt_elf_find_scn(elf, 0, ".rel.plt");
 		rela = false;
 	}
-	dynsym = find_scn(elf, SHT_DYNSYM, ".dynsym");
-	plt = find_scn(elf, 0, ".plt");
+	dynsym = pevt_elf_find_scn(elf, SHT_DYNSYM, ".dynsym");
+	plt = pevt_elf_find_scn(elf, 0, ".plt");
 	if (!rel || !dynsym || !plt || !gelf_getshdr(rel, &rsh) || !gelf_getshdr(plt, &psh) ||
 	    !gelf_getshdr(dynsym, &dsh) || !rsh.sh_entsize)
 		return 0;
@@ -501,7 +502,7 @@ static void hex(char *out, const uint8_t *id, int n)
 /* The .gnu_debuglink file name, or false. */
 static bool debuglink(Elf *elf, char *out, size_t sz)
 {
-	Elf_Scn *scn = find_scn(elf, 0, ".gnu_debuglink");
+	Elf_Scn *scn = pevt_elf_find_scn(elf, 0, ".gnu_debuglink");
 	Elf_Data *data;
 
 	if (!scn)
@@ -650,14 +651,14 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	for (i = 0; i < n && !(syms.elf && rt.elf); i++) {
 		if (!elf_open(&tmp, paths[i]))
 			continue;
-		if (!syms.elf && find_scn(tmp.elf, SHT_SYMTAB, ".symtab")) {
+		if (!syms.elf && pevt_elf_find_scn(tmp.elf, SHT_SYMTAB, ".symtab")) {
 			syms = tmp;
 			syms_i = i;
-			if (!rt.elf && find_scn(tmp.elf, SHT_DYNSYM, ".dynsym"))
+			if (!rt.elf && pevt_elf_find_scn(tmp.elf, SHT_DYNSYM, ".dynsym"))
 				rt = tmp;
 			continue;
 		}
-		if (!rt.elf && find_scn(tmp.elf, SHT_DYNSYM, ".dynsym")) {
+		if (!rt.elf && pevt_elf_find_scn(tmp.elf, SHT_DYNSYM, ".dynsym")) {
 			rt = tmp;
 			rt_i = i;
 			/* .gnu_debuglink: next to the DSO, in .debug/, in /usr/lib/debug */
@@ -689,9 +690,9 @@ static int load_elf_dso(struct pevt_machine *m, struct pevt_dso *dso)
 	/* where addr2line would look for inline info (inline.c) */
 	if (syms_i >= 0 && strncmp(paths[syms_i], "/proc/self/fd/", 14))
 		dso->symsrc = strdup(paths[syms_i]);
-	scn = find_scn(syms.elf, SHT_SYMTAB, ".symtab");
+	scn = pevt_elf_find_scn(syms.elf, SHT_SYMTAB, ".symtab");
 	if (!scn)
-		scn = find_scn(syms.elf, SHT_DYNSYM, ".dynsym");
+		scn = pevt_elf_find_scn(syms.elf, SHT_DYNSYM, ".dynsym");
 	err = scn ? load_elf_syms(&sb, syms.elf, scn, rt.elf) : -ENOENT;
 	nr_regular = sb.nr;
 	if (!err && sb.nr)
