@@ -119,6 +119,24 @@ struct report {
 	struct direct *direct;		/* samples accounted as they come */
 };
 
+/* PEVT_REPORT_TIMES: where the time goes, stage by stage, on stderr. */
+static bool show_times;
+static struct timespec times_last;
+
+static void stage_time(const char *what)
+{
+	struct timespec now;
+
+	if (!show_times)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (what)
+		fprintf(stderr, "report: %-12s %7.1f ms\n", what,
+			(now.tv_sec - times_last.tv_sec) * 1e3 +
+			(now.tv_nsec - times_last.tv_nsec) / 1e6);
+	times_last = now;
+}
+
 /* Rendered from Documentation/man/pevt-report.1.md (scripts/mkhelp.sh). */
 static int do_report_help(void)
 {
@@ -1935,9 +1953,11 @@ static void print_stdio(struct report *r)
 
 		if (!h->nr_samples)
 			continue;
+		stage_time(NULL);
 		v = pevt_hists__sorted(h, r->use_children, &n);
 		if (!v)
 			return;
+		stage_time("sort");
 		col_widths(r, v, n, w);
 		/* output_resort(): total * (min_percent / 100), truncated */
 		min_hit = h->total_period * (r->cc.min_percent / 100);
@@ -1995,6 +2015,7 @@ static void print_stdio(struct report *r)
 		}
 		printf("\n\n");
 		free(v);
+		stage_time("print");
 	}
 	free(l.p);
 	printf("#\n# (Tip: pevt report -j gives the same rows as JSON)\n#\n");
@@ -2213,7 +2234,10 @@ int do_report(int argc, char **argv)
 			return -1;
 		}
 	}
+	show_times = getenv("PEVT_REPORT_TIMES") != NULL;
+	stage_time(NULL);
 	r.d = pevt_data__open(r.input);
+	stage_time("open");
 	if (!r.d) {
 		p_err("%s: %s", r.input, strerror(errno));
 		return -1;
@@ -2251,6 +2275,7 @@ int do_report(int argc, char **argv)
 		return -1;
 	}
 	oo.mem_cap = r.mem_cap;
+	stage_time("machine");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = 0;
 	/* --stats counts every record as the sequential reader sees it */
@@ -2282,6 +2307,7 @@ int do_report(int argc, char **argv)
 			err = i;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	stage_time("first pass");
 	if (getenv("PEVT_INDEX_DEBUG"))
 		fprintf(stderr, "index: first pass %.3f s\n",
 			(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
@@ -2293,6 +2319,7 @@ int do_report(int argc, char **argv)
 	i = run_workers(&r);
 	if (i && !err)
 		err = i;
+	stage_time("second pass");
 	for (i = 0; i < r.nr_hists; i++) {
 		r.hists[i].depth_sort = r.use_callchain ? (r.cc.caller ? 1 : -1) : 0;
 		r.hists[i].sort_threads = nr_workers(&r);
@@ -2320,6 +2347,8 @@ int do_report(int argc, char **argv)
 		print_json(&r);
 	else
 		print_stdio(&r);
+	fflush(stdout);
+	stage_time(NULL);
 	for (i = 0; i < r.nr_hists; i++)
 		pevt_hists__exit(&r.hists[i]);
 	free(r.hists);
@@ -2329,5 +2358,6 @@ int do_report(int argc, char **argv)
 	free(r.arena);
 	pevt_machine__delete(r.m);
 	pevt_data__delete(r.d);
+	stage_time("teardown");
 	return err ? -1 : 0;
 }
