@@ -35,6 +35,7 @@ struct pevt_machine {
 	bool no_buildid_cache;
 	uint64_t last_time;
 	bool modules_added;
+	struct pevt_kprefetch *kprefetch;	/* symbols.c */
 };
 
 static unsigned int hash_str(const char *s)
@@ -93,6 +94,7 @@ void pevt_machine__delete(struct pevt_machine *m)
 
 	if (!m)
 		return;
+	pevt_kprefetch__delete(m->kprefetch);
 	for (i = 0; i < TID_HASH; i++) {
 		struct pevt_thread *t = m->tids[i], *n;
 
@@ -129,6 +131,8 @@ void pevt_machine__delete(struct pevt_machine *m)
 }
 
 const char *pevt_machine__kallsyms(struct pevt_machine *m) { return m->kallsyms; }
+struct pevt_kprefetch *pevt_machine__kprefetch(struct pevt_machine *m) { return m->kprefetch; }
+void pevt_machine__set_kprefetch(struct pevt_machine *m, struct pevt_kprefetch *k) { m->kprefetch = k; }
 const char *pevt_machine__symfs(struct pevt_machine *m) { return m->symfs; }
 bool pevt_machine__use_buildid_cache(struct pevt_machine *m) { return !m->no_buildid_cache; }
 struct pevt_dso *pevt_machine__dsos(struct pevt_machine *m) { return m->dsos; }

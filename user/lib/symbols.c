@@ -322,11 +322,13 @@ static int synth_plt(struct symbuf *b, Elf *elf)
  * The kernel's symbols, or with @module ("[name]") those of one module,
  * without the module suffix (dso__split_kallsyms()).
  */
-static int load_kallsyms(struct pevt_dso *dso, const char *path, const char *module)
+static int load_kallsyms(struct pevt_dso *dso, const char *path, const char *module,
+			 const int *cancel)
 {
 	struct symbuf b = { 0 };
 	char line[1024];
 	FILE *f = fopen(path, "re");
+	unsigned int nr = 0;
 
 	if (!f)
 		return -errno;
@@ -334,6 +336,12 @@ static int load_kallsyms(struct pevt_dso *dso, const char *path, const char *mod
 		unsigned long long addr;
 		char type, *name, *end, *nl;
 		uint8_t bind;
+
+		if (cancel && !(++nr & 4095) && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			fclose(f);
+			sb_free(&b);
+			return -ECANCELED;
+		}
 
 		/* "ADDR TYPE NAME[\t[MODULE]]\n" (was sscanf: 11% of a small report) */
 		addr = strtoull(line, &end, 16);
@@ -733,22 +741,127 @@ static int load_perf_map(struct pevt_dso *dso)
 	return sb_finish(dso, &b, false, b.nr);
 }
 
+/* The kallsyms file the kernel's symbols come from (see the top). */
+static const char *kernel_path(struct pevt_machine *m, char *path, size_t size)
+{
+	const char *home = getenv("HOME"), *opt = pevt_machine__kallsyms(m);
+	const struct pevt_build_id *b = pevt_machine__build_id(m, "[kernel.kallsyms]");
+	char bid[41];
+
+	if (opt)
+		return opt;
+	if (b && b->size && home && pevt_machine__use_buildid_cache(m)) {
+		hex(bid, b->id, b->size);
+		snprintf(path, size, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, bid);
+		if (!access(path, R_OK))
+			return path;
+	}
+	return "/proc/kallsyms";
+}
+
+/*
+ * The kernel's symbols loaded ahead, on a thread of their own
+ * (pevt_machine__prefetch_kernel()): the same load_kallsyms() of the same
+ * file into a dso of its own, whose symbols the kernel's dso takes when
+ * it is loaded.  Parsing kallsyms' 120K lines takes 25-50 ms, which the
+ * first kernel sample used to wait for on the thread reading the records.
+ */
+struct pevt_kprefetch {
+	pthread_t tid;
+	pthread_mutex_t lock;
+	bool joined, taken;
+	int cancel;
+	int err;
+	char buf[4096];
+	const char *path;
+	struct pevt_dso dso;		/* only its symbols */
+};
+
+static void *kprefetch_run(void *arg)
+{
+	struct pevt_kprefetch *k = arg;
+
+	k->err = load_kallsyms(&k->dso, k->path, NULL, &k->cancel);
+	return NULL;
+}
+
+int pevt_machine__prefetch_kernel(struct pevt_machine *m)
+{
+	struct pevt_kprefetch *k;
+	int err;
+
+	if (pevt_machine__kprefetch(m))
+		return 0;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->path = kernel_path(m, k->buf, sizeof(k->buf));
+	if (k->path != k->buf && k->path != pevt_machine__kallsyms(m))
+		k->path = strcpy(k->buf, k->path);
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_once(&elf_once, elf_version_init);
+	err = pthread_create(&k->tid, NULL, kprefetch_run, k);
+	if (err) {
+		pthread_mutex_destroy(&k->lock);
+		free(k);
+		return -err;
+	}
+	pevt_machine__set_kprefetch(m, k);
+	return 0;
+}
+
+/* Wait for the prefetch; true (and its result in @err) if it read @path. */
+static bool kprefetch_take(struct pevt_kprefetch *k, const char *path, struct pevt_dso *dso,
+			   int *err)
+{
+	bool ok;
+
+	pthread_mutex_lock(&k->lock);
+	if (!k->joined) {
+		pthread_join(k->tid, NULL);
+		k->joined = true;
+	}
+	ok = !k->taken && !strcmp(k->path, path);
+	if (ok) {
+		k->taken = true;
+		*err = k->err;
+		dso->syms = k->dso.syms;
+		dso->syms_bytes = k->dso.syms_bytes;
+		dso->nr_syms = k->dso.nr_syms;
+		dso->strtab = k->dso.strtab;
+		dso->strtab_bytes = k->dso.strtab_bytes;
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ok;
+}
+
+/* pevt_machine__delete(): stop the prefetch, free what no dso took. */
+void pevt_kprefetch__delete(struct pevt_kprefetch *k)
+{
+	if (!k)
+		return;
+	__atomic_store_n(&k->cancel, 1, __ATOMIC_RELAXED);
+	if (!k->joined)
+		pthread_join(k->tid, NULL);
+	if (!k->taken) {
+		pevt_big_free(k->dso.syms, k->dso.syms_bytes);
+		pevt_big_free(k->dso.strtab, k->dso.strtab_bytes);
+	}
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+}
+
 static int load_kernel(struct pevt_machine *m, struct pevt_dso *dso)
 {
 	const char *module = dso->kmodule ? dso->long_name : NULL;
-	const char *home = getenv("HOME"), *opt = pevt_machine__kallsyms(m);
-	const struct pevt_build_id *b = pevt_machine__build_id(m, "[kernel.kallsyms]");
-	char path[4096], bid[41];
+	struct pevt_kprefetch *k = pevt_machine__kprefetch(m);
+	char buf[4096];
+	const char *path = kernel_path(m, buf, sizeof(buf));
+	int err;
 
-	if (opt)
-		return load_kallsyms(dso, opt, module);
-	if (b && b->size && home && pevt_machine__use_buildid_cache(m)) {
-		hex(bid, b->id, b->size);
-		snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, bid);
-		if (!access(path, R_OK))
-			return load_kallsyms(dso, path, module);
-	}
-	return load_kallsyms(dso, "/proc/kallsyms", module);
+	if (!module && k && kprefetch_take(k, path, dso, &err))
+		return err;
+	return load_kallsyms(dso, path, module, NULL);
 }
 
 int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)

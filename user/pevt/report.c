@@ -2274,6 +2274,16 @@ int do_report(int argc, char **argv)
 		pevt_data__delete(r.d);
 		return -1;
 	}
+	/*
+	 * The kernel's symbols parse on a thread of their own while the
+	 * records are read: the first kernel sample needs them (its map is
+	 * fixed up to them), and it comes within the first milliseconds.
+	 */
+	for (i = 0; i < pevt_data__nr_evsels(r.d) && !pevt_data__is_pipe(r.d); i++)
+		if (!pevt_data__evsel(r.d, i)->attr.exclude_kernel) {
+			pevt_machine__prefetch_kernel(r.m);
+			break;
+		}
 	oo.mem_cap = r.mem_cap;
 	stage_time("machine");
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -124,11 +124,21 @@ LIBPEVT_API struct pevt_sym *pevt_dso__sym_at(struct pevt_machine *m, struct pev
 /* NT_GNU_BUILD_ID of the ELF file @path into @id: its size, or -errno. */
 LIBPEVT_API int pevt_elf__build_id(const char *path, uint8_t *id, size_t max);
 LIBPEVT_API struct pevt_dso *pevt_machine__dsos(struct pevt_machine *m);
+/*
+ * Start loading the kernel's symbols (kallsyms) on a thread of its own,
+ * for the kernel's dso to take when it is first loaded: the same symbols,
+ * sooner.  Call before any lookup; 0 or -errno (then they load as usual).
+ */
+LIBPEVT_API int pevt_machine__prefetch_kernel(struct pevt_machine *m);
 
 /* machine.c internals shared with symbols.c */
 const char *pevt_machine__kallsyms(struct pevt_machine *m);
 const char *pevt_machine__symfs(struct pevt_machine *m);
 const struct pevt_build_id *pevt_machine__build_id(struct pevt_machine *m, const char *name);
 bool pevt_machine__use_buildid_cache(struct pevt_machine *m);
+struct pevt_kprefetch;
+struct pevt_kprefetch *pevt_machine__kprefetch(struct pevt_machine *m);
+void pevt_machine__set_kprefetch(struct pevt_machine *m, struct pevt_kprefetch *k);
+void pevt_kprefetch__delete(struct pevt_kprefetch *k);
 
 #endif
