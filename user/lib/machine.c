@@ -121,6 +121,7 @@ void pevt_machine__delete(struct pevt_machine *m)
 		free(dso->short_buf);
 		pevt_big_free(dso->syms, dso->syms_bytes);
 		pevt_big_free(dso->strtab, dso->strtab_bytes);
+		free(dso->sym_index);
 		pthread_mutex_destroy(&dso->lock);
 		free(dso);
 	}

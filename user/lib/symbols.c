@@ -864,6 +864,55 @@ static int load_kernel(struct pevt_machine *m, struct pevt_dso *dso)
 	return load_kallsyms(dso, path, module, NULL);
 }
 
+/*
+ * A lookup was a binary search over all of a DSO's symbols: 15 dependent
+ * cache misses for cc1's 28K, 10% of a report.  If the symbols do not
+ * overlap (each ends at or before the next one starts), the one holding
+ * an address is the last one starting at or before it, whatever the
+ * search: then buckets of 2^shift bytes (at most two per symbol) tell
+ * between which two symbols to search.  Overlapping symbols keep the
+ * plain search, whose path decides which one an address gets.
+ */
+static void build_index(struct pevt_dso *dso)
+{
+	const struct pevt_sym *v = dso->syms;
+	size_t i, n = dso->nr_syms, nb, b;
+	unsigned int shift = 4;
+	uint64_t base, span;
+	uint32_t *ix;
+
+	if (n < 64 || n >= UINT32_MAX)
+		return;
+	for (i = 0; i < n; i++)
+		if (v[i].end < v[i].start || (i + 1 < n && v[i].end > v[i + 1].start))
+			return;
+	base = v[0].start;
+	span = v[n - 1].end - base;
+	while ((span >> shift) >= 2 * n)
+		shift++;
+	/* kallsyms' per-CPU symbols at 0 and text at -2 GB: no use */
+	if (shift > 16)
+		return;
+	nb = (span >> shift) + 1;
+	ix = malloc((nb + 1) * sizeof(*ix));
+	if (!ix)
+		return;
+	/* ix[b]: the last symbol starting at or before bucket b's start */
+	for (b = 0, i = 0; b <= nb; b++) {
+		uint64_t at = base + ((uint64_t)b << shift);
+
+		if (at < base)
+			at = UINT64_MAX;	/* past the top */
+		while (i + 1 < n && v[i + 1].start <= at)
+			i++;
+		ix[b] = i;
+	}
+	dso->sym_index = ix;
+	dso->index_base = base;
+	dso->nr_index = nb;
+	dso->index_shift = shift;
+}
+
 int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 {
 	int err = 0;
@@ -877,6 +926,7 @@ int pevt_dso__load(struct pevt_machine *m, struct pevt_dso *dso)
 			err = load_perf_map(dso);
 		else if (dso->long_name[0] == '/' || dso->long_name[0] == '[')
 			err = load_elf_dso(m, dso);
+		build_index(dso);
 		__atomic_store_n(&dso->loaded, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&dso->lock);
@@ -894,6 +944,15 @@ struct pevt_sym *pevt_dso__find_sym(struct pevt_dso *dso, uint64_t addr)
 {
 	size_t lo = 0, hi = dso->nr_syms;
 
+	if (dso->sym_index && addr >= dso->index_base) {
+		uint64_t b = (addr - dso->index_base) >> dso->index_shift;
+
+		/* the symbol holding @addr, if any, is in [ix[b], ix[b + 1]] */
+		if (b < dso->nr_index) {
+			lo = dso->sym_index[b];
+			hi = dso->sym_index[b + 1] + 1;
+		}
+	}
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		struct pevt_sym *s = &dso->syms[mid];

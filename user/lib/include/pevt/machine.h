@@ -45,6 +45,11 @@ struct pevt_dso {
 	struct pevt_inline_dso *inl;	/* its DWARF inline info (inline.c) */
 	unsigned int idx;		/* creation order (perf compares dso pointers) */
 	struct pevt_dso *next;
+	/* syms by address, if they do not overlap (symbols.c: build_index()) */
+	uint32_t *sym_index;
+	uint64_t index_base;
+	size_t nr_index;
+	unsigned int index_shift;
 };
 
 struct pevt_map {
