@@ -717,8 +717,9 @@ struct dbatch {
 };
 
 struct direct {
-	struct worker *w;		/* nr_w workers; w[0] on the spot if nr_w == 1 */
+	struct worker *w;		/* nr_w workers; w[0] on the spot if spot */
 	int nr_w, nr_alloc;
+	bool spot;			/* accounted by the first pass's thread */
 	pthread_mutex_t lock;
 	pthread_cond_t queued;		/* a batch queued, or done */
 	pthread_cond_t freed;		/* a batch given back */
@@ -797,7 +798,7 @@ static int direct_sample(struct report *r, const struct pevt_sample *s, struct p
 	struct pevt_addr_loc al;
 	struct dsample *ds;
 
-	if (!dm->cur && dm->nr_w == 1) {
+	if (!dm->cur && dm->spot) {
 		dm->cur = dm->batch[0];
 		dm->cur->n = 0;
 		dm->cur->seq = dm->seq + 1;
@@ -825,7 +826,7 @@ static int direct_sample(struct report *r, const struct pevt_sample *s, struct p
 	dm->seq++;
 	if (++dm->cur->n < dm->batch_size)
 		return 0;
-	if (dm->nr_w > 1) {
+	if (!dm->spot) {
 		direct_push(dm);
 		return 0;
 	}
@@ -1091,6 +1092,14 @@ static int direct_start(struct report *r)
 	dm = calloc(1, sizeof(*dm));
 	if (!dm)
 		return -ENOMEM;
+	/*
+	 * --threads N: this thread reads the records (most of the work),
+	 * N - 1 workers account; with one, this thread does both.
+	 */
+	if (n > 1)
+		n--;
+	else
+		dm->spot = true;
 	dm->w = workers_new(r, n);
 	if (!dm->w) {
 		free(dm);
@@ -1102,7 +1111,7 @@ static int direct_start(struct report *r)
 	if (!dm->batch_size || dm->batch_size > DIRECT_BATCH)
 		dm->batch_size = DIRECT_BATCH;
 	r->direct = dm;
-	if (n == 1) {
+	if (dm->spot) {
 		/* one batch, accounted by this thread when full */
 		dm->batch[0] = malloc(sizeof(*dm->batch[0]));
 		if (!dm->batch[0]) {
@@ -1139,6 +1148,7 @@ static int direct_start(struct report *r)
 		dm->nr_free = 0;
 		dm->done = false;
 		dm->nr_w = 1;
+		dm->spot = true;
 		if (!dm->batch[0])
 			return -ENOMEM;
 	}
@@ -1154,7 +1164,7 @@ static int direct_finish(struct report *r)
 	if (!dm)
 		return 0;
 	n = dm->nr_w;
-	if (n == 1) {
+	if (dm->spot) {
 		if (dm->cur && !dm->w[0].err)
 			dm->w[0].err = direct_batch(&dm->w[0], dm->cur);
 		free(dm->batch[0]);
