@@ -2289,7 +2289,7 @@ int do_report(int argc, char **argv)
 	 * records are read: the first kernel sample needs them (its map is
 	 * fixed up to them), and it comes within the first milliseconds.
 	 */
-	for (i = 0; i < pevt_data__nr_evsels(r.d) && !pevt_data__is_pipe(r.d); i++)
+	for (i = 0; i < pevt_data__nr_evsels(r.d) && !pevt_data__is_pipe(r.d) && !r.stats; i++)
 		if (!pevt_data__evsel(r.d, i)->attr.exclude_kernel) {
 			pevt_machine__prefetch_kernel(r.m);
 			break;
