@@ -3,7 +3,8 @@
  * `pevt record --backend stock --switch-output` of a streamed recording
  * (no --overwrite) on the build machine, read back by the host's perf:
  * the recording split into s.data.<timestamp> files on SIGUSR2, on a
- * size and on a time, --switch-max-files, and the options it refuses.
+ * size and on a time, with -z, --switch-max-files, and the options it
+ * refuses.
  *
  * The workload is `pevt bench record-loop N FILE`, N getppid(i) calls,
  * recorded with raw_syscalls:sys_enter -c 1: every sample carries its
@@ -39,8 +40,8 @@
 #define SEQ_RECORD	"%s record --drain=%s -e raw_syscalls:sys_enter -c 1 -m 1024 %s -o s.data -- " \
 			"sh -c ': > started; for k in 1 2 3 4 5; do %s bench record-loop 20000 /dev/null; " \
 			"sleep 0.2; done; : > finished'"
-#define USR2_LOOP	"while [ ! -e started ]; do sleep 0.02; done; " \
-			"while [ ! -e finished ]; do kill -USR2 $P; sleep 0.15; done"
+#define USR2_LOOP	"while [ ! -e started ] && kill -0 $P 2>/dev/null; do sleep 0.02; done; " \
+			"while [ ! -e finished ] && kill -0 $P 2>/dev/null; do kill -USR2 $P; sleep 0.15; done"
 
 static char pevt_bin[PATH_MAX];
 
@@ -225,6 +226,79 @@ TEST_F_TIMEOUT(sw, signal, 120)
 	free(s);
 }
 
+/*
+ * -z: each file a compressed perf.data of its own (its own zstd stream,
+ * begun anew: a reader decompresses a file from its first COMPRESSED
+ * record), with the COMPRESSED feature, checked as the signal case is;
+ * on SIGUSR2 and on a size (of the compressed bytes written).
+ */
+static void check_compressed(struct __test_metadata *_metadata, const char *err)
+{
+	glob_t g;
+	size_t i;
+
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *p;
+		char key[128];
+		struct out o;
+
+		run(&o, "perf report --header-only -i %s", g.gl_pathv[i]);
+		EXPECT_NE(NULL, strstr(o.out, "# compressed : Zstd, level = 1, ratio = "))
+			TH_LOG("%s: %s", g.gl_pathv[i], o.out);
+		out_free(&o);
+		/* the samples came in PERF_RECORD_COMPRESSED records (if it has some) */
+		snprintf(key, sizeof(key), "[ pevt record: Dump %s (", g.gl_pathv[i]);
+		p = strstr(err, key);
+		ASSERT_NE(NULL, p) TH_LOG("no Dump line for %s", g.gl_pathv[i]);
+		if (!atoll(p + strlen(key)))
+			continue;
+		run(&o, "perf report --stats -i %s | sed -n 's/^ *COMPRESSED events: *\\([0-9]*\\).*/\\1/p'",
+		    g.gl_pathv[i]);
+		EXPECT_LT(0, atoi(o.out)) TH_LOG("%s: %s", g.gl_pathv[i], o.out);
+		out_free(&o);
+	}
+	globfree(&g);
+	EXPECT_NE(NULL, strstr(err, "[ pevt record: Compressed ")) TH_LOG("%s", err);
+}
+
+TEST_F_TIMEOUT(sw, compressed, 180)
+{
+	struct seqs *s = calloc(1, sizeof(*s));
+	long long lost;
+	struct out o;
+	int n;
+
+	ASSERT_NE(NULL, s);
+	run(&o, "(" SEQ_RECORD " & P=$!; " USR2_LOOP "; wait $P)",
+	    pevt_bin, variant->drain, "--switch-output -z", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_LE(0, rec_summary(o.err, &lost)) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, lost);
+	EXPECT_NE(0, access("s.data", F_OK));
+	n = check_files(_metadata, o.err, s, true);
+	EXPECT_LE(4, n) TH_LOG("%s", o.err);
+	EXPECT_LE(3, n - s->empty) TH_LOG("%s", o.err);
+	EXPECT_EQ(rec_summary(o.err, NULL), s->dumped);
+	EXPECT_EQ(s->dumped, s->samples);
+	check_seqs(_metadata, s, SEQ_ROUNDS);
+	check_compressed(_metadata, o.err);
+	out_free(&o);
+
+	/* on a size: 11 MB of samples compress to about 0.4 MB */
+	if (!strcmp(variant->drain, "write")) {
+		ASSERT_EQ(0, system("rm -f s.data.*"));
+		run(&o, SEQ_RECORD, pevt_bin, variant->drain, "--switch-output=64K -z", pevt_bin);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		EXPECT_LE(3, check_files(_metadata, o.err, s, true)) TH_LOG("%s", o.err);
+		EXPECT_EQ(rec_summary(o.err, NULL), s->dumped);
+		check_seqs(_metadata, s, SEQ_ROUNDS);
+		check_compressed(_metadata, o.err);
+		out_free(&o);
+	}
+	free(s);
+}
+
 /* SIZE: the bytes written to the current file; each file is at least that. */
 TEST_F_TIMEOUT(sw, size, 120)
 {
@@ -309,7 +383,6 @@ TEST_F(sw, bad_options)
 		{ "--switch-output --switch-max-files=3x", "not '3x'" },
 		{ "--switch-max-files=3", "--switch-max-files needs --switch-output" },
 		{ "--switch-output -o -", "not with pipe mode (-o -)" },
-		{ "--switch-output -z", "does not split compressed (-z)" },
 	};
 	struct out o;
 	size_t i;

@@ -207,7 +207,8 @@ struct record {
 	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
 	unsigned char *zcopy;		/* -z: a buffer's bytes, copied out */
 	size_t zcopy_size;
-	uint64_t raw_bytes, comp_bytes;
+	uint64_t raw_bytes, comp_bytes;	/* -z, the whole recording */
+	uint64_t file_raw, file_comp;	/* raw_bytes, comp_bytes when the file began */
 	bool stock_tracking;		/* pevt backend: sideband from a stock event */
 	bool done;			/* SIGINT/SIGTERM came */
 	bool started;			/* the events are enabled, the workload let go */
@@ -2206,10 +2207,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("--switch-output writes files: not with pipe mode (-o -)");
 		return -EINVAL;
 	}
-	if (o->sw.on && o->comp_level) {
-		p_err("--switch-output does not split compressed (-z) recordings yet");
-		return -EINVAL;
-	}
 	if (o->overwrite && ((o->output && !strcmp(o->output, "-")) || o->comp_level)) {
 		p_err("--overwrite writes uncompressed files: no -o - or -z");
 		return -EINVAL;
@@ -2270,9 +2267,21 @@ static int begin_file(struct record *r)
 	if (add_tracing_data(r))
 		return -1;
 	/* Readers size their decompression buffer from mmap_len. */
-	if (r->zcs)
+	if (r->zcs) {
+		/*
+		 * --switch-output: a file's zstd stream is its own, begun
+		 * with a frame header (a reader decompresses a file from
+		 * its first COMPRESSED record on), its ratio its own.
+		 */
+		if (ZSTD_isError(ZSTD_CCtx_reset(r->zcs, ZSTD_reset_session_only))) {
+			p_err("zstd: cannot begin a new stream for %s", r->path);
+			return -1;
+		}
+		r->file_raw = r->raw_bytes;
+		r->file_comp = r->comp_bytes;
 		pevt_data_writer__set_compressed(r->w, o->comp_level, 0,
 						 o->pages * sysconf(_SC_PAGESIZE));
+	}
 	if (setup_drain(r))
 		return -1;
 	/* CMDLINE as perf writes it: "record" and what follows. */
@@ -2296,10 +2305,13 @@ static int finish_file(struct record *r)
 
 	if (r->out_fd != STDOUT_FILENO) {
 		pevt_data_writer__set_sample_time(r->w, r->first_time, r->last_time);
-		if (r->zcs)
+		if (r->zcs) {
+			uint64_t raw = r->raw_bytes - r->file_raw, comp = r->comp_bytes - r->file_comp;
+
 			pevt_data_writer__set_compressed(r->w, r->o->comp_level,
-				r->comp_bytes ? (r->raw_bytes + r->comp_bytes / 2) / r->comp_bytes : 0,
+				comp ? (raw + comp / 2) / comp : 0,
 				r->o->pages * sysconf(_SC_PAGESIZE));
+		}
 		if (!r->o->no_buildid)
 			add_build_ids(r);
 	}
