@@ -3,8 +3,8 @@
  * `pevt record --backend stock --switch-output` of a streamed recording
  * (no --overwrite) on the build machine, read back by the host's perf:
  * the recording split into s.data.<timestamp> files on SIGUSR2, on a
- * size and on a time, with -z, --switch-max-files, and the options it
- * refuses.
+ * size, on a time and on an event (--switch-output-event), with -z,
+ * --switch-max-files, and the options it refuses.
  *
  * The workload is `pevt bench record-loop N FILE`, N getppid(i) calls,
  * recorded with raw_syscalls:sys_enter -c 1: every sample carries its
@@ -370,6 +370,46 @@ TEST_F(sw, time)
 	free(s);
 }
 
+/*
+ * --switch-output-event: 3 ioprio_set() calls (ionice, a system call
+ * nothing else on the machine makes), 0.3 s apart: 4 files, as perf 6.1
+ * writes them (its side-band event is CPU-wide, as here).  Each of the
+ * first 3 files ends with its ioprio_set() (NR 251 on x86_64; the
+ * switch comes after the sample that triggered it is in the file), the
+ * last has none; the files are read as the others are.
+ */
+#define EV_RECORD	"%s record --drain=%s -e raw_syscalls:sys_enter -c 1 " \
+			"--switch-output-event syscalls:sys_enter_ioprio_set -o s.data -- " \
+			"sh -c 'for i in 1 2 3; do sleep 0.3; ionice -c 3 true; done; sleep 0.3'"
+
+TEST_F_TIMEOUT(sw, event, 120)
+{
+	struct seqs *s = calloc(1, sizeof(*s));
+	struct out o;
+	glob_t g;
+	size_t i;
+
+	ASSERT_NE(NULL, s);
+	if (system("command -v ionice >/dev/null") ||
+	    access("/sys/kernel/tracing/events/syscalls/sys_enter_ioprio_set", F_OK))
+		SKIP(free(s); return, "no ionice or no syscalls:sys_enter_ioprio_set");
+	run(&o, EV_RECORD, pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(4, check_files(_metadata, o.err, s, false)) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, s->empty) TH_LOG("%s", o.err);
+	EXPECT_EQ(rec_summary(o.err, NULL), s->dumped);
+	EXPECT_EQ(s->dumped, s->samples);
+	out_free(&o);
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	for (i = 0; i < g.gl_pathc; i++) {
+		run(&o, "perf script -F trace:trace -i %s | grep -c 'NR 251 ('", g.gl_pathv[i]);
+		EXPECT_EQ(i + 1 < g.gl_pathc ? 1 : 0, atoi(o.out)) TH_LOG("%s", g.gl_pathv[i]);
+		out_free(&o);
+	}
+	globfree(&g);
+	free(s);
+}
+
 TEST_F(sw, bad_options)
 {
 	static const struct {
@@ -383,6 +423,13 @@ TEST_F(sw, bad_options)
 		{ "--switch-output --switch-max-files=3x", "not '3x'" },
 		{ "--switch-max-files=3", "--switch-max-files needs --switch-output" },
 		{ "--switch-output -o -", "not with pipe mode (-o -)" },
+		{ "--switch-output-event syscalls:sys_enter_ioprio_set -o -",
+		  "--switch-output-event writes files: not with pipe mode (-o -)" },
+		{ "--switch-output-event syscalls:sys_enter_ioprio_set --overwrite",
+		  "--switch-output-event splits a streamed recording: not with --overwrite" },
+		{ "--switch-output-event nosuch:event", "unknown tracepoint 'nosuch:event'" },
+		{ "--switch-output-event cpu-clock,task-clock",
+		  "--switch-output-event takes one event, not 'cpu-clock,task-clock'" },
 	};
 	struct out o;
 	size_t i;

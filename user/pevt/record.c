@@ -104,6 +104,7 @@ struct record_opts {
 	uint64_t index_slice;		/* --index-slice-size */
 	struct snap_switch sw;		/* --switch-output */
 	int max_files;			/* --switch-max-files */
+	const char *sw_event;		/* --switch-output-event */
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
 	bool pin_readers;		/* --pin-readers */
@@ -225,6 +226,10 @@ struct record {
 	uint64_t file_samples, file_lost;	/* r->samples, r->lost when the file began */
 	uint64_t bytes_done;		/* the files already dumped */
 	int nr_files;
+	/* --switch-output-event: a stock event, one per CPU (or -p/-t thread) */
+	struct pevt_evsel **sb;
+	int nr_sb;
+	uint64_t sb_hits;		/* its samples so far */
 	struct rec_comm *comms;		/* the tasks seen, when track_comms */
 	int nr_comms, alloc_comms;
 	bool track_comms;
@@ -1881,6 +1886,116 @@ static int exec_check(struct record *r, int err_fd)
 
 static int switch_output(struct record *r, bool at_exit);
 
+/*
+ * --switch-output-event: perf 6.1 opens the event in a side-band evlist
+ * (evlist__start_sb_thread(): the record's target, so CPU-wide on every
+ * CPU for a workload or -a, the threads for -p/-t; a sample per hit,
+ * woken per sample) whose thread sends SIGUSR2 to the main thread for
+ * every sample.  Here the buffers are read in the record loop instead,
+ * and polled with the others: every pass that finds samples asks for one
+ * switch, as the SIGUSR2s of hits close together make one.  Always a
+ * stock event (also with --backend pevt): it only triggers, nothing of
+ * it is written.
+ */
+static int open_switch_event(struct record *r)
+{
+	const char *name = r->o->sw_event;
+	struct pevt_parse_error perr;
+	struct pevt_events *evs = pevt_events__parse(name, NULL, &perr);
+	const struct pevt_event_desc *d;
+	struct perf_event_attr attr;
+	bool per_thread = r->o->pid_list || r->o->tid_list;
+	int n, i, ret;
+
+	if (!evs) {
+		report_parse_error(name, &perr);
+		return -EINVAL;
+	}
+	if (pevt_events__nr(evs) != 1) {
+		p_err("--switch-output-event takes one event, not '%s'", name);
+		pevt_events__delete(evs);
+		return -EINVAL;
+	}
+	d = pevt_events__get(evs, 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = d->attr.type;
+	attr.config = d->attr.config;
+	attr.config1 = d->attr.config1;
+	attr.config2 = d->attr.config2;
+	attr.exclude_user = d->attr.exclude_user;
+	attr.exclude_kernel = d->attr.exclude_kernel;
+	attr.exclude_hv = d->attr.exclude_hv;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	attr.wakeup_events = 1;
+	pevt_events__delete(evs);
+
+	n = per_thread ? r->nr_threads : r->nr_cpus;
+	r->sb = calloc(n, sizeof(*r->sb));
+	if (!r->sb)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct pevt_mmap_opts mo = { .sz = sizeof(mo), .writable = true };
+		int pid = per_thread ? r->threads[i] : -1, cpu = per_thread ? -1 : r->cpus[i];
+
+		r->sb[i] = pevt_evsel__new(&attr);
+		if (!r->sb[i])
+			return -ENOMEM;
+		r->nr_sb = i + 1;
+		ret = pevt_evsel__open(r->sb[i], pid, cpu, NULL, NULL);
+		if (ret) {
+			p_err("--switch-output-event %s: cannot open it on %s %d: %s", name,
+			      per_thread ? "thread" : "CPU", per_thread ? pid : cpu, strerror(-ret));
+			return ret;
+		}
+		if (!pevt_evsel__mmap(r->sb[i], 1, &mo)) {
+			ret = -errno;
+			p_err("--switch-output-event %s: cannot map its buffer: %s", name,
+			      strerror(errno));
+			return ret ? ret : -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void close_switch_event(struct record *r)
+{
+	int i;
+
+	for (i = 0; i < r->nr_sb; i++)
+		pevt_evsel__delete(r->sb[i]);
+	free(r->sb);
+	r->sb = NULL;
+	r->nr_sb = 0;
+}
+
+/* --switch-output-event: its samples since the last look ask for a switch. */
+static void take_switch_event(struct record *r)
+{
+	uint64_t hits = 0;
+	int i;
+
+	for (i = 0; i < r->nr_sb; i++) {
+		struct pevt_mmap *m = pevt_evsel__map(r->sb[i]);
+		struct perf_event_header *h;
+
+		if (pevt_mmap__read_head(m) == pevt_mmap__control(m)->data_tail ||
+		    pevt_mmap__read_init(m))
+			continue;
+		while ((h = pevt_mmap__read_event(m))) {
+			/* LOST: samples too, the buffer was full of them */
+			hits += h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_LOST;
+			pevt_mmap__consume(m);
+		}
+		pevt_mmap__read_done(m);
+	}
+	if (hits) {
+		r->sb_hits += hits;
+		r->switch_due = true;
+	}
+}
+
 /* --switch-output: a signal came, the file is big enough or it is time. */
 static bool switch_is_due(struct record *r)
 {
@@ -1888,6 +2003,8 @@ static bool switch_is_due(struct record *r)
 
 	if (!sw->on)
 		return false;
+	if (r->nr_sb)
+		take_switch_event(r);
 	if (sw->size && pevt_data_writer__bytes(r->w) >= sw->size)
 		r->switch_due = true;
 	if (sw->secs && now_ns() >= r->next_switch)
@@ -1897,7 +2014,7 @@ static bool switch_is_due(struct record *r)
 
 static int record_loop(struct record *r, int sfd)
 {
-	struct pollfd *pfd = calloc(r->nr_bufs + 2, sizeof(*pfd));
+	struct pollfd *pfd = calloc(r->nr_bufs + 2 + r->nr_sb, sizeof(*pfd));
 	uint64_t next = now_ns() + PROGRESS_NS;
 	int i, status, nr_open = r->nr_bufs;
 	int64_t ret = 0;
@@ -1913,6 +2030,11 @@ static int record_loop(struct record *r, int sfd)
 	/* Completions of the asynchronous drains. */
 	pfd[r->nr_bufs + 1].fd = drain__fd(r->drain);
 	pfd[r->nr_bufs + 1].events = POLLIN;
+	/* --switch-output-event's buffers: a sample wakes the loop */
+	for (i = 0; i < r->nr_sb; i++) {
+		pfd[r->nr_bufs + 2 + i].fd = pevt_evsel__fd(r->sb[i]);
+		pfd[r->nr_bufs + 2 + i].events = POLLIN;
+	}
 	while (!r->done) {
 		ret = pass(r, false);
 		if (ret < 0)
@@ -1946,7 +2068,7 @@ static int record_loop(struct record *r, int sfd)
 		if (ret)
 			continue;
 		/* Nothing moved: sleep until a buffer wakes us or a signal comes. */
-		if (poll(pfd, r->nr_bufs + 2, 100) < 0 && errno != EINTR) {
+		if (poll(pfd, r->nr_bufs + 2 + r->nr_sb, 100) < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
 		}
@@ -2037,6 +2159,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
 		{ "switch-max-files",	required_argument,	NULL, 'N' },
+		{ "switch-output-event", required_argument,	NULL, 'W' },
 		{ "no-index",		no_argument,		NULL, 'X' },
 		{ "index-slice-size",	required_argument,	NULL, 'I' },
 		{ "help",		no_argument,		NULL, 'h' },
@@ -2160,6 +2283,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'W':
+			o->sw_event = optarg;
+			break;
 		case 'N': {
 			char *end;
 			long n;
@@ -2198,13 +2324,21 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("a COMMAND cannot be combined with -p or -t");
 		return -EINVAL;
 	}
+	if (o->sw_event && o->overwrite) {
+		p_err("--switch-output-event splits a streamed recording: not with --overwrite");
+		return -EINVAL;
+	}
+	/* perf's switch_output_setup(): the event implies --switch-output=signal */
+	if (o->sw_event && !o->sw.on)
+		snapshot_parse_switch("signal", &o->sw);
 	o->sw.max_files = o->max_files;		/* snapshot_parse_switch() clears it */
 	if (o->sw.max_files && !o->sw.on) {
 		p_err("--switch-max-files needs --switch-output");
 		return -EINVAL;
 	}
 	if (o->sw.on && o->output && !strcmp(o->output, "-")) {
-		p_err("--switch-output writes files: not with pipe mode (-o -)");
+		p_err("%s writes files: not with pipe mode (-o -)",
+		      o->sw_event ? "--switch-output-event" : "--switch-output");
 		return -EINVAL;
 	}
 	if (o->overwrite && ((o->output && !strcmp(o->output, "-")) || o->comp_level)) {
@@ -2581,6 +2715,8 @@ int do_record(int argc, char **argv)
 		if (!ret)
 			ret = open_events(&r);
 	}
+	if (!ret && o.sw_event)
+		ret = open_switch_event(&r);
 	if (ret)
 		goto out;
 	if (o.overwrite) {
@@ -2625,6 +2761,7 @@ int do_record(int argc, char **argv)
 	}
 	ret = record_loop(&r, sfd);
 	stop_readers(&r);
+	close_switch_event(&r);
 	for_each_evsel(&r, pevt_evsel__disable, true);
 	if (r.exec_failed) {
 		code = r.exec_failed;
@@ -2689,6 +2826,7 @@ out:
 	if (r.out_fd > STDOUT_FILENO)
 		close(r.out_fd);
 	switch_files__exit(&r.files);
+	close_switch_event(&r);
 	free(r.comms);
 	free_record(&r);
 	pevt_events__delete(r.evs);
