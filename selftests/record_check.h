@@ -15,6 +15,20 @@
 
 #include "run_cmd.h"
 
+/*
+ * The drains of record_drain.h, a variant of fixture @f each, its
+ * variant->drain what follows --drain= on pevt record's command line
+ * (pin: --drain=write with --pin-readers).  Expanded where the test has
+ * included kselftest_harness.h.
+ */
+#define RECORD_DRAIN_VARIANTS(f)						\
+	FIXTURE_VARIANT(f) { const char *drain; };				\
+	FIXTURE_VARIANT_ADD(f, write) { .drain = "write" };			\
+	FIXTURE_VARIANT_ADD(f, uring) { .drain = "uring" };			\
+	FIXTURE_VARIANT_ADD(f, threads) { .drain = "threads" };			\
+	/* --pin-readers: per-CPU reader threads copy the rings out */	\
+	FIXTURE_VARIANT_ADD(f, pin) { .drain = "write --pin-readers" }
+
 /* "(N samples, M lost)" from pevt record's summary line; -1 if absent. */
 static inline long long rec_summary(const char *err, long long *lost)
 {

@@ -55,16 +55,7 @@ FIXTURE(rec)
 };
 
 /* Every test runs with each drain (record_drain.h). */
-FIXTURE_VARIANT(rec)
-{
-	const char *drain;
-};
-
-FIXTURE_VARIANT_ADD(rec, write) { .drain = "write" };
-FIXTURE_VARIANT_ADD(rec, uring) { .drain = "uring" };
-FIXTURE_VARIANT_ADD(rec, threads) { .drain = "threads" };
-/* --pin-readers: per-CPU reader threads copy the rings out, writes as write's */
-FIXTURE_VARIANT_ADD(rec, pin) { .drain = "write --pin-readers" };
+RECORD_DRAIN_VARIANTS(rec);
 
 FIXTURE_SETUP(rec)
 {

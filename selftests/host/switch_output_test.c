@@ -51,15 +51,7 @@ FIXTURE(sw)
 };
 
 /* Every drain (record_drain.h) ends its writes before a file is finished. */
-FIXTURE_VARIANT(sw)
-{
-	const char *drain;
-};
-
-FIXTURE_VARIANT_ADD(sw, write) { .drain = "write" };
-FIXTURE_VARIANT_ADD(sw, uring) { .drain = "uring" };
-FIXTURE_VARIANT_ADD(sw, threads) { .drain = "threads" };
-FIXTURE_VARIANT_ADD(sw, pin) { .drain = "write --pin-readers" };
+RECORD_DRAIN_VARIANTS(sw);
 
 FIXTURE_SETUP(sw)
 {
