@@ -483,8 +483,13 @@ static void comm_fork(struct record *r, uint32_t pid, uint32_t ppid, uint32_t ti
 	c->pid = pid;
 	c->ppid = ppid;
 	c->ptid = ptid;
+	/*
+	 * A child's FORK is in its parent's CPU buffer, its exec's COMM in
+	 * its own: a pass can take the COMM first.  The COMM is the newer
+	 * name; the parent's is only for a child that has none yet.
+	 */
 	parent = comm_find(r, ptid, false);
-	if (parent)
+	if (parent && !c->comm[0])
 		memcpy(c->comm, parent->comm, sizeof(c->comm));
 }
 
