@@ -27,8 +27,8 @@
  * Until 2026-11-26 the switch-in ran at sched_switch, before them, so a
  * task's clocks included its switch-in path: < 0.5% for a busy task, but
  * 14-20% for a task doing nothing but pipe ping-pong (fairness.md,
- * "Estimate error in many-tasks").  Kernels without kprobes (our debug
- * kernel) or where the kprobe cannot be placed keep doing that
+ * "Estimate error in many-tasks").  Kernels without kprobes, or where
+ * the kprobe cannot be placed, keep doing that
  * (/sys/module/pevt/parameters/switch_in_late: N).
  * During the window the CPU's task_ctx is NULL and irqs stay off, so no
  * IPI or tick sees the half-switched state.

@@ -40,7 +40,7 @@
  * held.  A kprobe on its entry sees the same vma at the same point, so
  * pevt's records describe exactly the mappings stock's do.  The record is
  * built as perf_event_mmap_event() builds it.  Kernels without kprobes
- * (the debug kernel) have no MMAP records: attr.mmap/mmap2/mmap_data is
+ * (or `mmap_records=N`) have no MMAP records: attr.mmap/mmap2/mmap_data is
  * -EOPNOTSUPP there.
  *
  * attr.build_id: MMAP2 records carry the mapped file's ELF build id in
@@ -403,6 +403,17 @@ static struct kprobe sb_mmap_kp = {
 	.pre_handler	= sb_mmap_pre,
 };
 static bool sb_mmap_ok;		/* the kprobe is registered */
+/*
+ * `insmod pevt.ko mmap_records=N` places no kprobe on perf_event_mmap():
+ * attr.mmap/mmap2/mmap_data are -EOPNOTSUPP, as on a kernel without
+ * kprobes, so that `pevt record`'s fallback (a stock tracking event) keeps
+ * a test on kernels that have them (nokprobe_test.sh).  Read: whether
+ * MMAP records are written.
+ */
+static bool sb_mmap_records = true;
+module_param_named(mmap_records, sb_mmap_records, bool, 0444);
+MODULE_PARM_DESC(mmap_records,
+		 "MMAP/MMAP2 records from a kprobe on perf_event_mmap() (Y, default), else attr.mmap* is refused (EOPNOTSUPP) as without kprobes; read: which is in use");
 
 /* ---- tracepoint probes ---------------------------------------------- */
 
@@ -461,7 +472,7 @@ static void sb_exit(struct task_struct *task)
  * (pevt/stock task-clock 1.26 on 300 forks, 3-4x on short children).
  * So the exit work runs from a kprobe on perf_event_exit_task()'s entry,
  * as the stock kernel's does, and from the tracepoint only where that
- * kprobe cannot be placed (kernels without kprobes: the debug kernel).
+ * kprobe cannot be placed (kernels without kprobes) or exit_early=N.
  * perf_event_exit_task() is also called by a privilege-raising exec
  * (begin_new_exec()), without PF_EXITING: sched_process_exec handles
  * that one (context.c).  Every exit path passes the call (do_exit()),
@@ -597,11 +608,14 @@ int pevt_sideband_init(void)
 		sb_tps[i].registered = true;
 	}
 	sb_path_buf = alloc_percpu(struct sb_path);
-	ret = sb_path_buf ? register_kprobe(&sb_mmap_kp) : -ENOMEM;
-	if (ret)
-		pr_info("pevt: no kprobe on perf_event_mmap (%d): no MMAP records\n",
-			ret);
-	sb_mmap_ok = !ret;
+	if (sb_mmap_records) {
+		ret = sb_path_buf ? register_kprobe(&sb_mmap_kp) : -ENOMEM;
+		if (ret)
+			pr_info("pevt: no kprobe on perf_event_mmap (%d): no MMAP records\n",
+				ret);
+		sb_mmap_ok = !ret;
+		sb_mmap_records = !ret;
+	}
 	if (sb_exit_early) {
 		ret = register_kprobe(&sb_exit_kp);
 		if (ret)

@@ -293,8 +293,9 @@ TEST_F_TIMEOUT(inh, fork_churn_like_stock, 300)
  * event starts at the child's first switch-in, pevt's in the child's
  * first task work: 200 children that exit at once read 0.63-0.73 of
  * stock once the exit was fixed.  After both: 0.99-1.04 and 1.00-1.01
- * on 6.12.  Kernels without kprobes (the debug kernel) keep the exit at
- * sched_process_exit (module parameter exit_early: N): skipped there.
+ * on 6.12.  Kernels without kprobes keep the exit at sched_process_exit
+ * (module parameter exit_early: N): skipped there (nokprobe_test.sh
+ * forces that path on every lane).
  */
 /* exit_early: Y where the module ends task events at perf_event_exit_task(). */
 static int exit_early(void)

@@ -1622,7 +1622,7 @@ retry:
 				}
 				if ((ret == -EOPNOTSUPP || ret == -ENOENT) && e->attr.mmap &&
 				    e->backend == PEVT_BACKEND_DEVICE) {
-					/* No MMAP records from this module (no kprobes): the caller falls back. */
+					/* No MMAP records from this module (no kprobes, or mmap_records=N): the caller falls back. */
 					pevt_evsel__delete(ev);
 					return -EPROTONOSUPPORT;
 				}
@@ -2707,7 +2707,7 @@ int do_record(int argc, char **argv)
 	if (!ret)
 		ret = open_events(&r);
 	if (ret == -EPROTONOSUPPORT) {
-		/* Debug kernel: no kprobe on perf_event_mmap(), so no MMAP from pevt. */
+		/* No kprobe on perf_event_mmap() (or mmap_records=N): no MMAP from pevt. */
 		if (!o.quiet)
 			p_info("/dev/pevt cannot write MMAP records on this kernel (no kprobes):"
 			       " COMM/MMAP2/FORK/EXIT come from a stock tracking event");
