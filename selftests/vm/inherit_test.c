@@ -408,7 +408,20 @@ TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 	TH_LOG("%d children with 16 MB, go to exit: task-clock ms stock %.2f pevt %.2f (%.3f)",
 	       BIG_CHILDREN, st / 1e6, pv / 1e6, st ? (double)pv / st : 0.0);
 	ASSERT_LT(0, st);
-	EXPECT_LE(0.8, (double)pv / st);
+	/*
+	 * What this guards is the upper bound: exit_mm() counted by pevt
+	 * alone read 3-4x.  The lower one holds where the exit hooks are
+	 * cheap: stock's count runs on to its context's sched-out inside
+	 * perf_event_exit_task(), past pevt's kprobe at its entry, so it
+	 * also holds pevt's own exit work (EXIT record, inherit fold,
+	 * context death).  Under KASAN and lockdep in TCG (the debug kernel)
+	 * that work is ~0.6 ms a child: 0.635 was measured there.
+	 */
+	if (!strcmp(getenv("PEVT_KERNEL") ?: "", "debug")) {
+		EXPECT_LE(0.4, (double)pv / st);
+	} else {
+		EXPECT_LE(0.8, (double)pv / st);
+	}
 	EXPECT_GE(1.25, (double)pv / st);
 }
 
