@@ -382,6 +382,15 @@ static u64 vpmu_counter_update(struct vpmu_counter *c)
 	delta = now - c->prev;
 	c->prev = now;
 	c->count += delta;
+	/*
+	 * Events counted by any update (a read, a stop) advance an event
+	 * source's countdown too: vpmu_sample() only sees what is left since
+	 * the last update, so subtracting there alone lost the events a
+	 * concurrent read had taken and overflows came late.  Time sources
+	 * count down in their hrtimer.
+	 */
+	if (c->period && c->source != VPMU_SRC_CPU_NS)
+		c->left -= delta;
 	return delta;
 }
 
@@ -470,7 +479,11 @@ void vpmu_counter_start(struct vpmu_counter *c)
 	pc->run[c->slot] = c;
 	if (!c->period)
 		return;
-	if (c->left <= 0)
+	/*
+	 * An event source's overdue overflow (left <= 0) is taken at its next
+	 * event, as perf_swevent_add() leaves period_left for the next one.
+	 */
+	if (c->source == VPMU_SRC_CPU_NS && c->left <= 0)
 		c->left = c->period;
 	if (c->source == VPMU_SRC_CPU_NS)
 		hrtimer_start(&c->timer,
@@ -541,7 +554,7 @@ static void vpmu_sample(unsigned int src, struct pt_regs *regs)
 
 		if (!c || c->source != src || !c->period)
 			continue;
-		c->left -= vpmu_counter_update(c);
+		vpmu_counter_update(c);
 		if (c->left > 0)
 			continue;
 		c->left += c->period;
