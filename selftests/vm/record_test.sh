@@ -226,69 +226,76 @@ fi
 # exactly SWK times (as in selftests/host/switch_output_test.c: a record
 # lost or written twice at a switch shows), under the loop's name.
 SWN=2000 SWK=4
-if [ -c /dev/pevt ]; then
-	rm -f sw.data sw.data.* started finished
-	pevt record --backend pevt -e raw_syscalls:sys_enter -c 1 -m 256 --switch-output -o sw.data -- \
-		sh -c ": > started; for k in \$(seq $SWK); do pevt bench record-loop $SWN /dev/null; sleep 0.3; done; : > finished" \
-		>w.out 2>w.err &
-	p=$!
-	# SIGUSR2 only once the workload runs (pevt record has blocked it by then).
-	while [ ! -e started ] && kill -0 $p 2>/dev/null; do sleep 0.05; done
-	while [ ! -e finished ] && kill -0 $p 2>/dev/null; do kill -USR2 $p; sleep 0.5; done
-	wait $p
-	rc=$?
-	set -- $(sed -n 's/.*Captured and wrote .*(\([0-9]*\) samples, \([0-9]*\) lost) in \([0-9]*\) files* ]$/\1 \2 \3/p' w.err)
-	cap=${1:--1} lost=${2:--1} nfiles=${3:-0}
-	files=0 full=0 dumped=0 shown=0 badf=
-	: >seqs
-	for f in sw.data.*; do
-		[ -e "$f" ] || break
-		files=$((files + 1))
-		want=$(grep -F "[ pevt record: Dump $f (" w.err | sed -n 's/.*(\([0-9]*\) samples, [0-9]* lost) ]$/\1/p')
-		perf script -F trace:comm,trace -i $f >s.out 2>s.err
-		got=$(wc -l <s.out)
-		if [ -z "$want" ] || [ "$got" != "$want" ] || ! quiet s.err; then
-			badf="$badf $f(dump ${want:-none}, perf script $got)"; log s.err
+# The same with -z: each file a zstd-compressed perf.data of its own.
+for zo in "" -z; do
+	zl=${zo:+ $zo}
+	if [ -c /dev/pevt ]; then
+		rm -f sw.data sw.data.* started finished
+		pevt record --backend pevt $zo -e raw_syscalls:sys_enter -c 1 -m 256 --switch-output -o sw.data -- \
+			sh -c ": > started; for k in \$(seq $SWK); do pevt bench record-loop $SWN /dev/null; sleep 0.3; done; : > finished" \
+			>w.out 2>w.err &
+		p=$!
+		# SIGUSR2 only once the workload runs (pevt record has blocked it by then).
+		while [ ! -e started ] && kill -0 $p 2>/dev/null; do sleep 0.05; done
+		while [ ! -e finished ] && kill -0 $p 2>/dev/null; do kill -USR2 $p; sleep 0.5; done
+		wait $p
+		rc=$?
+		set -- $(sed -n 's/.*Captured and wrote .*(\([0-9]*\) samples, \([0-9]*\) lost) in \([0-9]*\) files* ]$/\1 \2 \3/p' w.err)
+		cap=${1:--1} lost=${2:--1} nfiles=${3:-0}
+		files=0 full=0 dumped=0 shown=0 badf=
+		: >seqs
+		for f in sw.data.*; do
+			[ -e "$f" ] || break
+			files=$((files + 1))
+			want=$(grep -F "[ pevt record: Dump $f (" w.err | sed -n 's/.*(\([0-9]*\) samples, [0-9]* lost) ]$/\1/p')
+			perf script -F trace:comm,trace -i $f >s.out 2>s.err
+			got=$(wc -l <s.out)
+			if [ -z "$want" ] || [ "$got" != "$want" ] || ! quiet s.err; then
+				badf="$badf $f(dump ${want:-none}, perf script $got)"; log s.err
+			fi
+			dumped=$((dumped + ${want:-0})) shown=$((shown + got))
+			cat s.out >>seqs
+			[ "${want:-0}" -gt 0 ] || continue
+			full=$((full + 1))
+			[ "$LIGHT" = 1 ] && continue
+			if ! perf report --stdio --sort comm -i $f >r.out 2>r.err || ! quiet r.err; then
+				badf="$badf $f(perf report)"; log r.err
+			fi
+			if [ -n "$zo" ] && ! perf report --header-only -i $f 2>/dev/null | grep -q '# compressed : Zstd'; then
+				badf="$badf $f(not compressed)"
+			fi
+		done
+		if [ $rc = 0 ] && [ "$files" -ge 3 ] && [ "$full" -ge 2 ] && [ "$files" = "$nfiles" ] &&
+		   [ ! -e sw.data ] && [ -z "$badf" ] && [ "$dumped" = "$cap" ] && [ "$lost" = 0 ]; then
+			ok "pevt$zl --switch-output: $files files ($full with samples), perf reads each, $dumped samples as the Dump lines say"
+		else
+			notok "pevt$zl --switch-output: rc $rc, $files files ($nfiles said, $full with samples), dumped $dumped of $cap, perf script $shown, lost $lost:$badf"
+			log w.err
 		fi
-		dumped=$((dumped + ${want:-0})) shown=$((shown + got))
-		cat s.out >>seqs
-		[ "${want:-0}" -gt 0 ] || continue
-		full=$((full + 1))
-		[ "$LIGHT" = 1 ] && continue
-		if ! perf report --stdio --sort comm -i $f >r.out 2>r.err || ! quiet r.err; then
-			badf="$badf $f(perf report)"; log r.err
+		# sequence numbers: the first argument of getppid (NR 110), in hex
+		awk -v n=$SWN -v k=$SWK '
+		function hex(s,   i, v) {
+			v = 0; s = tolower(s)
+			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		$1 != "sh" && /NR 110 \(/ {
+			s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
+			if (v >= n) next
+			c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
+		END {
+			for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
+			printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
+			exit !(bad == 0 && kept == n * k && unnamed == 0) }' seqs >seq.log
+		if [ $? = 0 ]; then
+			ok "pevt$zl --switch-output: every sequence number $SWK times over the files, none lost or twice at a switch"
+		else
+			notok "pevt$zl --switch-output: sequence numbers"; cat seq.log
 		fi
-	done
-	if [ $rc = 0 ] && [ "$files" -ge 3 ] && [ "$full" -ge 2 ] && [ "$files" = "$nfiles" ] &&
-	   [ ! -e sw.data ] && [ -z "$badf" ] && [ "$dumped" = "$cap" ] && [ "$lost" = 0 ]; then
-		ok "pevt --switch-output: $files files ($full with samples), perf reads each, $dumped samples as the Dump lines say"
+		rm -f sw.data.* seqs
 	else
-		notok "pevt --switch-output: rc $rc, $files files ($nfiles said, $full with samples), dumped $dumped of $cap, perf script $shown, lost $lost:$badf"
-		log w.err
+		skip "pevt$zl --switch-output" "no /dev/pevt"
 	fi
-	# sequence numbers: the first argument of getppid (NR 110), in hex
-	awk -v n=$SWN -v k=$SWK '
-	function hex(s,   i, v) {
-		v = 0; s = tolower(s)
-		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v }
-	$1 != "sh" && /NR 110 \(/ {
-		s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
-		if (v >= n) next
-		c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
-	END {
-		for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
-		printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
-		exit !(bad == 0 && kept == n * k && unnamed == 0) }' seqs >seq.log
-	if [ $? = 0 ]; then
-		ok "pevt --switch-output: every sequence number $SWK times over the files, none lost or twice at a switch"
-	else
-		notok "pevt --switch-output: sequence numbers"; cat seq.log
-	fi
-	rm -f sw.data.* seqs
-else
-	skip "pevt --switch-output" "no /dev/pevt"
-fi
+done
 
 # -z on the pevt backend (stock if there is no /dev/pevt).
 b=stock
