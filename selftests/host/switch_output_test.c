@@ -417,8 +417,6 @@ TEST_F(sw, bad_options)
 		{ "--switch-output -o -", "not with pipe mode (-o -)" },
 		{ "--switch-output-event syscalls:sys_enter_ioprio_set -o -",
 		  "--switch-output-event writes files: not with pipe mode (-o -)" },
-		{ "--switch-output-event syscalls:sys_enter_ioprio_set --overwrite",
-		  "--switch-output-event splits a streamed recording: not with --overwrite" },
 		{ "--switch-output-event nosuch:event", "unknown tracepoint 'nosuch:event'" },
 		{ "--switch-output-event cpu-clock,task-clock",
 		  "--switch-output-event takes one event, not 'cpu-clock,task-clock'" },

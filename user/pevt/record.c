@@ -2329,10 +2329,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("a COMMAND cannot be combined with -p or -t");
 		return -EINVAL;
 	}
-	if (o->sw_event && o->overwrite) {
-		p_err("--switch-output-event splits a streamed recording: not with --overwrite");
-		return -EINVAL;
-	}
 	/* perf's switch_output_setup(): the event implies --switch-output=signal */
 	if (o->sw_event && !o->sw.on)
 		snapshot_parse_switch("signal", &o->sw);
@@ -2601,24 +2597,43 @@ static int snap_synthesize(void *ctx, struct pevt_data_writer *w)
 	return synthesize(rs->r);
 }
 
+/* --switch-output-event: a hit since the last look takes a snapshot. */
+static bool snap_trigger(void *ctx)
+{
+	struct record *r = ((struct rec_snap *)ctx)->r;
+	bool due;
+
+	if (!r->nr_sb)
+		return false;
+	take_switch_event(r);
+	due = r->switch_due;
+	r->switch_due = false;
+	return due;
+}
+
 /* Returns 0 or the exit code. */
 static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, char **argv)
 {
 	struct rec_snap rs = { r, argc, argv };
 	struct snap_event *ev = calloc(r->nr_events, sizeof(*ev));
 	struct snap_buf *bufs = calloc(r->nr_bufs, sizeof(*bufs));
+	int *tfds = calloc(r->nr_sb + 1, sizeof(*tfds));
 	struct snap_params p = {
 		.path = r->o->output ? r->o->output : "perf.data",
 		.sw = r->o->sw, .pages = r->o->pages, .quiet = r->o->quiet,
 		.events = ev, .nr_events = r->nr_events,
 		.bufs = bufs, .nr_bufs = r->nr_bufs,
-		.prepare = snap_prepare, .synthesize = snap_synthesize, .ctx = &rs,
+		.prepare = snap_prepare, .synthesize = snap_synthesize,
+		.trigger_fds = tfds, .nr_trigger_fds = r->nr_sb, .trigger = snap_trigger,
+		.ctx = &rs,
 	};
 	struct snapshot *s = NULL;
 	int i, k, ret = 1;
 
-	if (!ev || !bufs)
+	if (!ev || !bufs || !tfds)
 		goto out;
+	for (i = 0; i < r->nr_sb; i++)
+		tfds[i] = pevt_evsel__fd(r->sb[i]);
 	for (i = 0; i < r->nr_events; i++)
 		ev[i] = (struct snap_event){ &r->events[i].attr, r->events[i].name,
 					     r->events[i].ids, r->events[i].nr_ids };
@@ -2645,6 +2660,7 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 out:
 	r->w = NULL;
 	snapshot__delete(s);
+	free(tfds);
 	free(bufs);
 	free(ev);
 	return ret;

@@ -495,7 +495,7 @@ void snapshot__delete(struct snapshot *s)
 
 int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 {
-	struct pollfd pfd[2 * s->nr + 1];
+	struct pollfd pfd[2 * s->nr + 1 + s->p.nr_trigger_fds];
 	int owner_idx[s->nr];
 	const struct snap_switch *sw = &s->p.sw;
 	uint64_t next = sw->secs ? now_ns() + sw->secs * 1000000000ull : 0;
@@ -511,6 +511,8 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 						    .events = POLLIN };
 	}
 	pfd[n] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (i = 0; i < s->p.nr_trigger_fds; i++)
+		pfd[n + 1 + i] = (struct pollfd){ .fd = s->p.trigger_fds[i], .events = POLLIN };
 	while (!done) {
 		struct signalfd_siginfo si;
 		bool due = false;
@@ -521,7 +523,7 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 			timeout = SNAP_SIZE_POLL_MS;
 		else if (next)
 			timeout = next > now ? (next - now + 999999) / 1000000 : 0;
-		if (poll(pfd, n + 1, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, n + 1 + s->p.nr_trigger_fds, timeout) < 0 && errno != EINTR)
 			return -errno;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGUSR2)
@@ -546,6 +548,8 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 		if (task_targets && !*child && !nr_open)
 			break;
 		if (next && now_ns() >= next)
+			due = true;
+		if (s->p.trigger && s->p.trigger(s->p.ctx))
 			due = true;
 		if (sw->size && bytes >= sw->size)
 			due = true;

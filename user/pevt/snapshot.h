@@ -77,6 +77,13 @@ struct snap_params {
 	int (*prepare)(void *ctx, struct pevt_data_writer *w);
 	/* ... and after it: the synthesized state. */
 	int (*synthesize)(void *ctx, struct pevt_data_writer *w);
+	/*
+	 * --switch-output-event: @trigger_fds are polled with the buffers;
+	 * after every wake-up trigger(ctx) says whether a snapshot is due.
+	 */
+	const int *trigger_fds;
+	int nr_trigger_fds;
+	bool (*trigger)(void *ctx);
 	void *ctx;
 };
 
