@@ -2342,8 +2342,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		      o->sw_event ? "--switch-output-event" : "--switch-output");
 		return -EINVAL;
 	}
-	if (o->overwrite && ((o->output && !strcmp(o->output, "-")) || o->comp_level)) {
-		p_err("--overwrite writes uncompressed files: no -o - or -z");
+	if (o->overwrite && o->output && !strcmp(o->output, "-")) {
+		p_err("--overwrite writes snapshot files: not with pipe mode (-o -)");
 		return -EINVAL;
 	}
 	if (o->pin_readers && (o->overwrite || o->drain != DRAIN_WRITE)) {
@@ -2621,6 +2621,7 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 	struct snap_params p = {
 		.path = r->o->output ? r->o->output : "perf.data",
 		.sw = r->o->sw, .pages = r->o->pages, .quiet = r->o->quiet,
+		.comp_level = r->o->comp_level,
 		.events = ev, .nr_events = r->nr_events,
 		.bufs = bufs, .nr_bufs = r->nr_bufs,
 		.prepare = snap_prepare, .synthesize = snap_synthesize,

@@ -43,6 +43,8 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 
+#include <zstd.h>
+
 #include <linux/pevt.h>
 #include <pevt/data_writer.h>
 #include <pevt/evsel.h>
@@ -79,6 +81,12 @@ struct snapshot {
 	/* all of them */
 	uint64_t total_samples, total_bytes;
 	int nr_files;
+	/* -z: one zstd frame per file, its records in COMPRESSED records */
+	ZSTD_CStream *zcs;
+	unsigned char *zbuf;
+	uint64_t raw_bytes, comp_bytes;		/* of the file being written */
+	uint32_t mmap_len;			/* the largest stage */
+	uint64_t total_raw, total_comp;
 };
 
 /* ---- options --------------------------------------------------------- */
@@ -318,6 +326,47 @@ static void file_name(struct snapshot *s, char *buf, size_t len)
 		snprintf(buf, len, "%s", s->p.path);
 }
 
+/* perf's PERF_SAMPLE_MAX_SIZE: a record's u16 size. */
+#define COMP_RECORD_MAX	(1 << 16)
+
+/*
+ * -z: @len bytes of whole records (no more than one ring: the mmap_len
+ * the COMPRESSED feature announces, which a reader's decompression
+ * buffer is) as PERF_RECORD_COMPRESSED records of at most 64 KiB, the
+ * way record.c's write_compressed() and perf 6.1 write them.
+ */
+static int write_compressed(struct snapshot *s, struct pevt_data_writer *w,
+			    const void *src, size_t len)
+{
+	ZSTD_inBuffer in = { src, len, 0 };
+	size_t left = 1;
+	int ret;
+
+	while (in.pos < in.size || left) {
+		struct perf_event_header *h = (void *)s->zbuf;
+		ZSTD_outBuffer out = { s->zbuf + sizeof(*h),
+				       COMP_RECORD_MAX - sizeof(*h) - 1, 0 };
+		size_t zr = in.pos < in.size ? ZSTD_compressStream(s->zcs, &out, &in) : 0;
+
+		if (ZSTD_isError(zr))
+			return -EIO;
+		left = ZSTD_flushStream(s->zcs, &out);
+		if (ZSTD_isError(left))
+			return -EIO;
+		if (!out.pos)
+			continue;
+		h->type = PERF_RECORD_COMPRESSED;
+		h->misc = 0;
+		h->size = sizeof(*h) + out.pos;
+		ret = pevt_data_writer__write(w, h, h->size);
+		if (ret)
+			return ret;
+		s->comp_bytes += h->size;
+	}
+	s->raw_bytes += len;
+	return 0;
+}
+
 static int write_file(struct snapshot *s, const char *path)
 {
 	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
@@ -346,6 +395,20 @@ static int write_file(struct snapshot *s, const char *path)
 	}
 	if (!ret)
 		ret = s->p.prepare(s->p.ctx, w);
+	/*
+	 * -z: each file's zstd stream is its own, begun with a frame header
+	 * (a reader decompresses a file from its first COMPRESSED record;
+	 * perf 6.1 keeps one stream for all of its --overwrite -z files,
+	 * and cannot read any but the first: "Unknown frame descriptor").
+	 */
+	if (!ret && s->zcs) {
+		if (ZSTD_isError(ZSTD_CCtx_reset(s->zcs, ZSTD_reset_session_only)))
+			ret = -EIO;
+		s->raw_bytes = s->comp_bytes = 0;
+		if (!ret)
+			ret = pevt_data_writer__set_compressed(w, s->p.comp_level, 0,
+							      s->mmap_len);
+	}
 	if (!ret)
 		ret = pevt_data_writer__start(w);
 	if (!ret)
@@ -355,7 +418,12 @@ static int write_file(struct snapshot *s, const char *path)
 	for (i = 0; i < s->nr && !ret; i++) {
 		struct snap_cpu *c = &s->cpus[i];
 
-		if (c->stage_pos < c->stage_size)
+		if (c->stage_pos >= c->stage_size)
+			continue;
+		if (s->zcs)
+			ret = write_compressed(s, w, c->stage + c->stage_pos,
+					       c->stage_size - c->stage_pos);
+		else
 			ret = pevt_data_writer__write(w, c->stage + c->stage_pos,
 						      c->stage_size - c->stage_pos);
 	}
@@ -364,6 +432,15 @@ static int write_file(struct snapshot *s, const char *path)
 		ret = pevt_data_writer__round(w);
 	if (!ret)
 		pevt_data_writer__set_sample_time(w, s->first_time, s->last_time);
+	if (!ret && s->zcs) {
+		uint64_t raw = s->raw_bytes, comp = s->comp_bytes;
+
+		ret = pevt_data_writer__set_compressed(w, s->p.comp_level,
+						      comp ? (raw + comp / 2) / comp : 0,
+						      s->mmap_len);
+		s->total_raw += raw;
+		s->total_comp += comp;
+	}
 	if (!ret)
 		ret = pevt_data_writer__finish(w);
 	if (ret && pevt_data_writer__error(w, &what))
@@ -466,8 +543,19 @@ struct snapshot *snapshot__new(const struct snap_params *p)
 		c->stage = malloc(c->stage_size);
 		if (!c->stage)
 			goto err;
+		if (c->stage_size > s->mmap_len)
+			s->mmap_len = c->stage_size;
 		if (is_pevt(c) && open_twin(s, c))
 			goto err;
+	}
+	if (p->comp_level) {
+		s->zcs = ZSTD_createCStream();
+		s->zbuf = malloc(COMP_RECORD_MAX);
+		if (!s->zcs || !s->zbuf ||
+		    ZSTD_isError(ZSTD_initCStream(s->zcs, p->comp_level))) {
+			p_err("cannot set up zstd compression");
+			goto err;
+		}
 	}
 	return s;
 err:
@@ -487,6 +575,8 @@ void snapshot__delete(struct snapshot *s)
 		free(s->cpus[i].stage);
 	}
 	free(s->cpus);
+	ZSTD_freeCStream(s->zcs);
+	free(s->zbuf);
 	switch_files__exit(&s->files);
 	free(s);
 }
@@ -571,6 +661,10 @@ int snapshot__final(struct snapshot *s)
 
 	if (ret || s->p.quiet)
 		return ret;
+	if (s->zcs)
+		fprintf(stderr, "[ pevt record: Compressed %.3f MB to %.3f MB, ratio is %.3f ]\n",
+			s->total_raw / 1048576.0, s->total_comp / 1048576.0,
+			s->total_comp ? (double)s->total_raw / s->total_comp : 0.0);
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s%s (%" PRIu64
 		" samples in %d snapshot%s) ]\n", s->total_bytes / 1048576.0, s->p.path,
 		s->p.sw.on ? ".<timestamp>" : "", s->total_samples, s->nr_files,

@@ -68,6 +68,7 @@ struct snap_params {
 	const char *path;		/* -o */
 	struct snap_switch sw;
 	unsigned long pages;		/* -m */
+	int comp_level;			/* -z: 0 = uncompressed */
 	bool quiet;
 	const struct snap_event *events;
 	int nr_events;
