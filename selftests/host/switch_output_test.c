@@ -402,6 +402,62 @@ TEST_F_TIMEOUT(sw, event, 120)
 	free(s);
 }
 
+/*
+ * The kernel's lost-sample counts (PERF_RECORD_LOST_SAMPLES) per file: -m 1
+ * under a syscall loop at period 1 loses samples all along; each file
+ * whose Dump line counts lost samples (from the LOST records in it) says
+ * so in perf report's "Total Lost Samples" too, and the files' totals add
+ * up to the recording's.  perf 6.1 writes them at the end only: 0 in
+ * every file but the last, which has the whole recording's (as pevt did).
+ */
+TEST_F_TIMEOUT(sw, lost, 120)
+{
+	long long dump_total = 0, kern_total = 0, summary;
+	int files = 0, dump_lossy = 0, kern_lossy = 0;
+	struct out o;
+	glob_t g;
+	size_t i;
+
+	if (strcmp(variant->drain, "write"))
+		SKIP(return, "the counts are written after any drain's writes");
+	run(&o, "(%s record -m 1 --switch-output -e raw_syscalls:sys_enter -c 1 -o s.data -- "
+	    "sh -c ': > started; %s bench record-loop 400000 /dev/null; : > finished' & P=$!; "
+	    USR2_LOOP "; wait $P)", pevt_bin, pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_LE(0, rec_summary(o.err, &summary)) TH_LOG("%s", o.err);
+	ASSERT_EQ(0, glob("s.data.*", 0, NULL, &g));
+	for (i = 0; i < g.gl_pathc; i++) {
+		const char *f = g.gl_pathv[i], *p;
+		char key[128];
+		long long dl, kl;
+		struct out r;
+
+		snprintf(key, sizeof(key), "[ pevt record: Dump %s (", f);
+		p = strstr(o.err, key);
+		ASSERT_NE(NULL, p) TH_LOG("no Dump line for %s", f);
+		p = strstr(p, "samples, ");
+		ASSERT_NE(NULL, p);
+		dl = atoll(p + strlen("samples, "));
+		run(&r, "perf report --stdio -i %s 2>/dev/null | sed -n 's/^# Total Lost Samples: //p'", f);
+		kl = atoll(r.out);
+		out_free(&r);
+		TH_LOG("%s: %lld lost (LOST records), %lld (LOST_SAMPLES)", f, dl, kl);
+		files++;
+		dump_lossy += dl > 0;
+		kern_lossy += kl > 0;
+		dump_total += dl;
+		kern_total += kl;
+	}
+	globfree(&g);
+	out_free(&o);
+	if (dump_lossy < 2)
+		SKIP(return, "fewer than 2 of %d files lost samples at -m 1 here", files);
+	EXPECT_EQ(dump_total, summary);
+	/* a loss at a switch may be counted in one file and recorded in the next */
+	EXPECT_LE(dump_lossy - 1, kern_lossy);
+	EXPECT_LE(llabs(kern_total - dump_total), dump_total / 100 + 1);
+}
+
 TEST_F(sw, bad_options)
 {
 	static const struct {

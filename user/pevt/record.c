@@ -120,6 +120,7 @@ struct rec_event {
 	struct pevt_evsel **evsels;	/* [cpu * nr_threads + thread] */
 	uint64_t *ids;
 	int nr_ids;
+	uint64_t *lost_written;		/* [as evsels]: in LOST_SAMPLES so far */
 };
 
 /* One ring buffer: a CPU's events of one backend. */
@@ -988,6 +989,12 @@ static void setup_index(struct record *r)
  * that lost any, with the event's id in the trailer.  perf report prints
  * their sum as "Total Lost Samples" (the LOST records it leaves out).
  */
+/*
+ * PERF_RECORD_LOST_SAMPLES: what the kernel counted as lost (read_format
+ * LOST) since the last file, per event and CPU/thread.  perf 6.1 writes
+ * them at the end only, so with --switch-output all of a recording's
+ * losses land in its last file; here each file gets its own.
+ */
 static int write_lost_samples(struct record *r)
 {
 	int i, k, ret;
@@ -997,6 +1004,12 @@ static int write_lost_samples(struct record *r)
 
 		if (!(e->attr.read_format & PERF_FORMAT_LOST))
 			continue;
+		if (!e->lost_written) {
+			e->lost_written = calloc(r->nr_cpus * r->nr_threads,
+						 sizeof(*e->lost_written));
+			if (!e->lost_written)
+				return -ENOMEM;
+		}
 		for (k = 0; k < r->nr_cpus * r->nr_threads; k++) {
 			struct {
 				struct perf_event_header h;
@@ -1006,9 +1019,10 @@ static int write_lost_samples(struct record *r)
 			struct pevt_counts c;
 			uint64_t id = 0;
 
-			if (!e->evsels[k] || pevt_evsel__read(e->evsels[k], &c, 1) < 1 || !c.lost)
+			if (!e->evsels[k] || pevt_evsel__read(e->evsels[k], &c, 1) < 1 ||
+			    c.lost <= e->lost_written[k])
 				continue;
-			rec.lost = c.lost;
+			rec.lost = c.lost - e->lost_written[k];
 			/* trailer: TID, TIME, (CPU), (IDENTIFIER): the id last */
 			if ((r->sample_type & PERF_SAMPLE_IDENTIFIER) &&
 			    !pevt_evsel__id(e->evsels[k], &id))
@@ -1017,6 +1031,7 @@ static int write_lost_samples(struct record *r)
 			ret = pevt_data_writer__write(r->w, &rec, rec.h.size);
 			if (ret)
 				return ret;
+			e->lost_written[k] = c.lost;
 		}
 	}
 	return 0;
@@ -1713,6 +1728,7 @@ static void close_events(struct record *r)
 				pevt_evsel__delete(r->events[i].evsels[k]);
 		free(r->events[i].evsels);
 		free(r->events[i].ids);
+		free(r->events[i].lost_written);
 	}
 	free(r->events);
 	free(r->bufs);
@@ -2483,7 +2499,7 @@ static int switch_output(struct record *r, bool at_exit)
 		n = drain__reap(r->drain, true);
 		if (n < 0)
 			return n;
-		if (finish_file(r))
+		if (write_lost_samples(r) || finish_file(r))
 			return -EIO;
 	}
 	if (close(r->out_fd)) {
