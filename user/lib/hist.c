@@ -223,6 +223,7 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 			d->thread = s->thread;
 			d->ip = s->ip;
 			d->map_delta = s->map_delta;
+			d->first_unres = s->first_unres;
 			d->seq = s->seq;
 		}
 		if (s->cc && !d->cc)

@@ -195,11 +195,12 @@ static uint64_t map_delta(const struct pevt_map *map)
 
 /* A new entry takes its first sample's fields. */
 static void first_seen(struct pevt_hist_entry *e, struct pevt_thread *t, char level, uint64_t ip,
-		       uint64_t delta, uint64_t seq)
+		       uint64_t delta, bool unres, uint64_t seq)
 {
 	if (e->level)
 		return;
 	e->level = level;
+	e->first_unres = unres;
 	e->thread = t;
 	e->ip = ip;
 	e->map_delta = delta;
@@ -210,12 +211,13 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 				   struct pevt_thread *t, char level, uint64_t delta, uint64_t seq)
 {
 	uint64_t ip = k->ip;
+	bool unres = !k->sym;
 	struct pevt_hist_entry *e;
 
 	pevt_hists__key(h, k);
 	e = pevt_hists__add(h, k);
 	if (e)
-		first_seen(e, t, level, ip, delta, seq);
+		first_seen(e, t, level, ip, delta, unres, seq);
 	return e;
 }
 
@@ -755,6 +757,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 {
 	struct pevt_hist_key k[DIRECT_GROUP];
 	uint64_t hash[DIRECT_GROUP], ip[DIRECT_GROUP];
+	bool unres[DIRECT_GROUP];
 	size_t i0, i, n;
 
 	for (i0 = 0; i0 < b->n && !w->err; i0 += n) {
@@ -769,6 +772,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 				.sym = ds->dso ? pevt_dso__sym_at(w->r->m, ds->dso, ds->addr) : NULL,
 			};
 			ip[i] = k[i].ip;
+			unres[i] = !k[i].sym;
 			pevt_hists__key(h, &k[i]);
 			hash[i] = pevt_hists__hash(&k[i]);
 			pevt_hists__prefetch(h, hash[i], false);
@@ -782,7 +786,8 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 
 			if (!e)
 				return -ENOMEM;
-			first_seen(e, ds->t, ds->level, ip[i], ds->map_delta, b->seq + i0 + i);
+			first_seen(e, ds->t, ds->level, ip[i], ds->map_delta, unres[i],
+				   b->seq + i0 + i);
 			e->period += ds->period;
 			e->nr_samples++;
 			h->total_period += ds->period;
@@ -1769,11 +1774,16 @@ static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, u
 
 		/* hists__calc_col_len(): the thread's comm, not the entry's */
 		comm_len = umax(comm_len, cl);
+		/*
+		 * The first sample's symbol, as perf's h->ms.sym: the key's
+		 * when sym is a key, else first_unres says whether it had one
+		 * (its name only sizes the Symbol column, not shown then).
+		 */
 		if (e->k.sym)
 			/* perf's namelen: an inlined one's without " (inlined)" */
 			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], strlen(e->k.sym->name) + 4 -
 						(e->k.sym->inlined ? 10 : 0));
-		else {
+		else if (e->first_unres) {
 			w[PEVT_SORT_SYM] = umax(w[PEVT_SORT_SYM], 16 + 4 + 2);
 			unres = true;
 		}

@@ -34,6 +34,13 @@ struct pevt_hist_entry {
 	uint64_t ip;			/* first seen, for "object+offset" */
 	uint64_t map_delta;		/* map start - pgoff: unmap_ip() */
 	char level;
+	/*
+	 * First seen: that sample had no symbol.  perf sizes the columns by
+	 * the entry's first sample's symbol (hists__calc_col_len(): an
+	 * unresolved one widens Shared Object to 16), also when sym is not
+	 * a sort key and so not in @k.
+	 */
+	bool first_unres;
 	uint64_t period, period_acc, nr_samples;
 	struct pevt_cc_node *cc;	/* call graph, NULL: none */
 	uint64_t max_depth;		/* longest chain added to cc */
