@@ -536,9 +536,8 @@ static int cmp_r(uint64_t a, uint64_t b)
 	return (a > b) - (a < b);
 }
 
-static int d_total(const void *pa, const void *pb)
+static inline int dec_total(const struct dec *a, const struct dec *b)
 {
-	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
 	int r;
 
 	if ((r = cmp_r(a->comm, b->comm)) ||
@@ -570,9 +569,8 @@ static int d_key_sort(const struct dec *a, const struct dec *b, int key)
 
 static bool sort_has_dso;
 
-static int d_collapsed(const void *pa, const void *pb)
+static inline int dec_collapsed(const struct dec *a, const struct dec *b)
 {
-	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
 	int i, r;
 
 	for (i = 0; i < sort_h->nr_keys; i++) {
@@ -599,7 +597,7 @@ static int d_collapsed(const void *pa, const void *pb)
 	}
 	if (a->ip != b->ip)
 		return cmp_r(a->ip, b->ip);
-	return d_total(pa, pb);
+	return dec_total(a, b);
 }
 
 /*
@@ -608,9 +606,8 @@ static int d_collapsed(const void *pa, const void *pb)
  * is not transitive (the depth rule applies within one thread only), so
  * the result depends on perf's rbtree: pevt_hists__sorted() replays it.
  */
-static int d_output(const void *pa, const void *pb)
+static inline int dec_output(const struct dec *a, const struct dec *b)
 {
-	const struct dec *a = *(const struct dec *const *)pa, *b = *(const struct dec *const *)pb;
 	int i, r;
 
 	if (sort_children) {
@@ -633,6 +630,120 @@ static int d_output(const void *pa, const void *pb)
 			return r;
 	}
 	return 0;
+}
+
+static int d_total(const void *pa, const void *pb)
+{
+	return dec_total(*(const struct dec *const *)pa, *(const struct dec *const *)pb);
+}
+
+static int d_collapsed(const void *pa, const void *pb)
+{
+	return dec_collapsed(*(const struct dec *const *)pa, *(const struct dec *const *)pb);
+}
+
+static int d_output(const void *pa, const void *pb)
+{
+	return dec_output(*(const struct dec *const *)pa, *(const struct dec *const *)pb);
+}
+
+/*
+ * glibc's msort_with_tmp() (its qsort() when the buffer fits, as it does
+ * here): halves of n / 2 and n - n / 2 sorted, then merged taking the
+ * left one unless the right one is less.  The same algorithm with the
+ * comparison inlined gives the same order for any comparison, even one
+ * that is not transitive (d_collapsed(), d_output() with the depth rule).
+ */
+#define DEFINE_MSORT(name, cmp)							\
+static void name(struct dec **v, struct dec **tmp, size_t n)			\
+{										\
+	size_t n1 = n / 2, i = 0, j = n1, k = 0;				\
+										\
+	if (n <= 1)								\
+		return;								\
+	name(v, tmp, n1);							\
+	name(v + n1, tmp, n - n1);						\
+	while (i < n1 && j < n)							\
+		tmp[k++] = cmp(v[i], v[j]) <= 0 ? v[i++] : v[j++];		\
+	while (i < n1)								\
+		tmp[k++] = v[i++];						\
+	memcpy(v, tmp, k * sizeof(*v));						\
+}
+DEFINE_MSORT(msort_total, dec_total)
+DEFINE_MSORT(msort_collapsed, dec_collapsed)
+DEFINE_MSORT(msort_output, dec_output)
+#undef DEFINE_MSORT
+
+enum dec_cmp { DEC_TOTAL, DEC_COLLAPSED, DEC_OUTPUT };
+
+struct dsort_half {
+	struct dec **v, **tmp;
+	size_t n;
+	enum dec_cmp cmp;
+};
+
+static void *dsort_half(void *arg)
+{
+	struct dsort_half *a = arg;
+
+	switch (a->cmp) {
+	case DEC_TOTAL:
+		msort_total(a->v, a->tmp, a->n);
+		break;
+	case DEC_COLLAPSED:
+		msort_collapsed(a->v, a->tmp, a->n);
+		break;
+	case DEC_OUTPUT:
+		msort_output(a->v, a->tmp, a->n);
+		break;
+	}
+	return NULL;
+}
+
+/* psort() of struct dec pointers, the comparisons inlined: the same order. */
+static void dsort(struct dec **v, size_t n, enum dec_cmp cmp, bool two)
+{
+	struct dec **tmp = n >= 2 ? malloc(n * sizeof(*tmp)) : NULL;
+	struct dsort_half a = { v, tmp, n / 2, cmp }, b = { v + n / 2, tmp + n / 2, n - n / 2, cmp };
+	pthread_t th;
+	bool threaded;
+
+	if (!tmp) {
+		static int (*const fn[])(const void *, const void *) = {
+			d_total, d_collapsed, d_output };
+
+		psort((void **)v, n, fn[cmp], false);	/* qsort() without a buffer */
+		return;
+	}
+	threaded = two && n >= 4096 && !pthread_create(&th, NULL, dsort_half, &a);
+	dsort_half(&b);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		dsort_half(&a);
+	/* the top level's merge */
+	{
+		size_t n1 = n / 2, i = 0, j = n1, k = 0;
+
+		switch (cmp) {
+		case DEC_TOTAL:
+			while (i < n1 && j < n)
+				tmp[k++] = dec_total(v[i], v[j]) <= 0 ? v[i++] : v[j++];
+			break;
+		case DEC_COLLAPSED:
+			while (i < n1 && j < n)
+				tmp[k++] = dec_collapsed(v[i], v[j]) <= 0 ? v[i++] : v[j++];
+			break;
+		case DEC_OUTPUT:
+			while (i < n1 && j < n)
+				tmp[k++] = dec_output(v[i], v[j]) <= 0 ? v[i++] : v[j++];
+			break;
+		}
+		while (i < n1)
+			tmp[k++] = v[i++];
+		memcpy(v, tmp, k * sizeof(*v));
+	}
+	free(tmp);
 }
 
 static struct dec *decorate(struct pevt_hists *h)
@@ -705,14 +816,14 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 	 * samples were split over threads) and inserts each into an rbtree,
 	 * left when hist_entry__sort() > 0.
 	 */
-	psort(in, n, d_total, two);
-	psort(in, n, d_collapsed, two);
+	dsort((struct dec **)in, n, DEC_TOTAL, two);
+	dsort((struct dec **)in, n, DEC_COLLAPSED, two);
 	if (!(children && h->depth_sort)) {
 		/*
 		 * Without the depth rule hist_entry__sort() is transitive: the
 		 * tree's in-order walk is a stable sort of the insertions.
 		 */
-		psort(in, n, d_output, two);
+		dsort((struct dec **)in, n, DEC_OUTPUT, two);
 	} else {
 		/* With it, it is not: replaying the same insertions gives the same order. */
 		t = malloc((n + 1) * sizeof(*t));
