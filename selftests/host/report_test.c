@@ -940,6 +940,53 @@ TEST(hists_merge_first_seen)
 	pevt_hists__exit(&c);
 }
 
+/*
+ * pevt_hists__sorted()'s own merge sorts (key array, inlined comparisons,
+ * halves on two threads): 20000 entries, periods 1-4 so that many tie,
+ * come out in hist_entry__sort()'s order (period down, then comm, then
+ * pid) with one and two sort threads.
+ */
+TEST(hists_sorted_order)
+{
+	static const int keys[] = { PEVT_SORT_COMM, PEVT_SORT_PID };
+	static const char *const comms[] = { "sh", "cc1", "as", "make", "ld" };
+	struct pevt_hist_entry **o[2];
+	struct pevt_hists h;
+	size_t n[2], i;
+	uint64_t x = 88172645463325252ull;
+	int t;
+
+	ASSERT_EQ(0, pevt_hists__init(&h, keys, 2));
+	for (i = 0; i < 20000; i++) {
+		struct pevt_hist_key k = { .comm = comms[i % 5], .tid = (int32_t)(i * 7919 % 20011) };
+		struct pevt_hist_entry *e = pevt_hists__add(&h, &k);
+
+		ASSERT_NE(NULL, e);
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		e->period = e->nr_samples = 1 + x % 4;
+	}
+	for (t = 0; t < 2; t++) {
+		h.sort_threads = t + 1;
+		o[t] = pevt_hists__sorted(&h, false, &n[t]);
+		ASSERT_NE(NULL, o[t]);
+		ASSERT_EQ(20000u, n[t]);
+	}
+	for (i = 0; i < n[0]; i++) {
+		ASSERT_EQ(o[0][i], o[1][i]);
+		if (i) {
+			const struct pevt_hist_entry *a = o[0][i - 1], *b = o[0][i];
+			int c = strcmp(a->k.comm, b->k.comm);
+
+			ASSERT_TRUE(a->period > b->period ||
+				    (a->period == b->period && (c < 0 || (!c && a->k.tid < b->k.tid))))
+				TH_LOG("rows %zu and %zu out of order", i - 1, i);
+		}
+	}
+	free(o[0]);
+	free(o[1]);
+	pevt_hists__exit(&h);
+}
+
 /* pevt bench report: six runs per file, pevt's rows the same as perf's. */
 TEST_F_TIMEOUT(perf, bench_report, 300)
 {
