@@ -746,134 +746,6 @@ static void dsort(struct dec **v, size_t n, enum dec_cmp cmp, bool two)
 	free(tmp);
 }
 
-/*
- * dec_total()'s fields side by side, in the order it compares them (as
- * unsigned numbers): the first sort reads them from one array instead of
- * through the pointers.  dec_total() is a strict weak order, so any
- * stable sort gives its order, with ties in the entries' order.
- */
-struct tkey {
-	uint64_t comm_tid, cpu_dso, sym_start, sym_name, ip;
-	struct dec *p;
-};
-
-static inline bool tkey_less(const struct tkey *a, const struct tkey *b)
-{
-	if (a->comm_tid != b->comm_tid)
-		return a->comm_tid < b->comm_tid;
-	if (a->cpu_dso != b->cpu_dso)
-		return a->cpu_dso < b->cpu_dso;
-	if (a->sym_start != b->sym_start)
-		return a->sym_start < b->sym_start;
-	if (a->sym_name != b->sym_name)
-		return a->sym_name < b->sym_name;
-	return a->ip < b->ip;
-}
-
-/* stable: the left one unless the right one is less */
-static void tkey_merge(const struct tkey *x, size_t nx, const struct tkey *y, size_t ny,
-		       struct tkey *o)
-{
-	const struct tkey *xe = x + nx, *ye = y + ny;
-
-	while (x < xe && y < ye)
-		*o++ = tkey_less(y, x) ? *y++ : *x++;
-	memcpy(o, x, (xe - x) * sizeof(*o));
-	o += xe - x;
-	memcpy(o, y, (ye - y) * sizeof(*o));
-}
-
-static void tkey_sort(struct tkey *v, struct tkey *tmp, size_t n)
-{
-	size_t n1 = n / 2, i, j;
-
-	if (n <= 16) {		/* insertion sort: stable */
-		for (i = 1; i < n; i++) {
-			struct tkey k = v[i];
-
-			for (j = i; j && tkey_less(&k, &v[j - 1]); j--)
-				v[j] = v[j - 1];
-			v[j] = k;
-		}
-		return;
-	}
-	tkey_sort(v, tmp, n1);
-	tkey_sort(v + n1, tmp, n - n1);
-	tkey_merge(v, n1, v + n1, n - n1, tmp);
-	memcpy(v, tmp, n * sizeof(*v));
-}
-
-struct tsort_half {
-	struct tkey *v, *tmp;
-	size_t n;
-};
-
-static void *tsort_half(void *arg)
-{
-	struct tsort_half *a = arg;
-
-	tkey_sort(a->v, a->tmp, a->n);
-	return NULL;
-}
-
-/*
- * The first sort (dec_total()) of @d[0..n): @in gets pointers to a copy
- * of @d in that order, so that the next sorts, which mostly follow it,
- * read the entries nearly in memory order.  Returns the copy (NULL: no
- * memory, @in sorted by dsort() and pointing into @d).
- */
-static struct dec *sort_total(struct dec *d, struct dec **in, size_t n, bool two)
-{
-	struct tkey *k = malloc((n + 1) * sizeof(*k)), *tmp = malloc((n + 1) * sizeof(*tmp));
-	struct tsort_half a, b;
-	struct dec *c = NULL;
-	pthread_t th;
-	bool threaded;
-	size_t i;
-
-	if (!k || !tmp)
-		goto fallback;
-	for (i = 0; i < n; i++) {
-		const struct dec *e = &d[i];
-
-		k[i] = (struct tkey){
-			.comm_tid = (uint64_t)e->comm << 32 | (uint32_t)e->tid,
-			.cpu_dso = (uint64_t)(uint32_t)e->cpu << 32 | e->dso_long,
-			.sym_start = e->sym_start, .sym_name = e->sym_name, .ip = e->ip,
-			.p = &d[i],
-		};
-	}
-	a = (struct tsort_half){ k, tmp, n / 2 };
-	b = (struct tsort_half){ k + n / 2, tmp + n / 2, n - n / 2 };
-	threaded = two && n >= 4096 && !pthread_create(&th, NULL, tsort_half, &a);
-	tsort_half(&b);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		tsort_half(&a);
-	tkey_merge(a.v, a.n, b.v, b.n, tmp);
-	free(k);
-	k = NULL;
-	c = pevt_big_alloc((n + 1) * sizeof(*c));
-	for (i = 0; i < n; i++) {
-		if (c) {
-			c[i] = *tmp[i].p;
-			in[i] = &c[i];
-		} else {
-			in[i] = tmp[i].p;
-		}
-	}
-	free(tmp);
-	return c;
-fallback:
-	free(k);
-	free(tmp);
-	for (i = 0; i < n; i++)
-		in[i] = &d[i];
-	dsort(in, n, DEC_TOTAL, two);
-	return NULL;
-}
-
 static struct dec *decorate(struct pevt_hists *h)
 {
 	struct dec *d = pevt_big_alloc((h->nr + 1) * sizeof(*d));
@@ -917,7 +789,7 @@ static struct dec *decorate(struct pevt_hists *h)
 
 struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
 {
-	struct dec *d = decorate(h), *c;
+	struct dec *d = decorate(h);
 	void **in = malloc((h->nr + 1) * sizeof(*in));
 	struct pevt_hist_entry **out = malloc((h->nr + 1) * sizeof(*out));
 	bool two = h->sort_threads > 1;
@@ -931,6 +803,8 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 		free(out);
 		return NULL;
 	}
+	for (i = 0; i < n; i++)
+		in[i] = &d[i];
 	sort_children = children;
 	sort_h = h;
 	sort_has_dso = false;
@@ -942,11 +816,7 @@ struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 	 * samples were split over threads) and inserts each into an rbtree,
 	 * left when hist_entry__sort() > 0.
 	 */
-	c = sort_total(d, (struct dec **)in, n, two);
-	if (c) {
-		pevt_big_free(d, (h->nr + 1) * sizeof(*d));
-		d = c;
-	}
+	dsort((struct dec **)in, n, DEC_TOTAL, two);
 	dsort((struct dec **)in, n, DEC_COLLAPSED, two);
 	if (!(children && h->depth_sort)) {
 		/*
