@@ -298,17 +298,19 @@ for zo in "" -z; do
 done
 
 # --overwrite --switch-output-event on the pevt backend (perf's flight
-# recorder): 3 ionice calls 0.3 s apart -> 4 snapshots; each of the first
-# 3 holds its ioprio_set() (NR 251), the last none (perf 6.1 writes the
-# same on the host: selftests/host/snapshot_test.c, event).  With -z each
-# file is compressed on its own (perf 6.1's later files do not decompress).
+# recorder): 3 renice calls 0.3 s apart -> 4 snapshots; each of the first
+# 3 holds its setpriority() (NR 141), the last none (perf 6.1 writes the
+# same on the host with ioprio_set: selftests/host/snapshot_test.c,
+# event; the debug kernel has no CONFIG_BLOCK, so no ioprio_set, while
+# setpriority is in every kernel).  With -z each file is compressed on
+# its own (perf 6.1's later files do not decompress).
 for zo in "" -z; do
 	zl=${zo:+ $zo}
-	if [ -c /dev/pevt ] && [ -e /sys/kernel/tracing/events/syscalls/sys_enter_ioprio_set ]; then
+	if [ -c /dev/pevt ] && [ -e /sys/kernel/tracing/events/syscalls/sys_enter_setpriority ]; then
 		rm -f ev.data ev.data.*
 		pevt record --backend pevt --overwrite $zo -e raw_syscalls:sys_enter -c 1 \
-			--switch-output-event syscalls:sys_enter_ioprio_set -o ev.data -- \
-			sh -c 'for i in 1 2 3; do sleep 0.3; ionice -c 3 true; done; sleep 0.3' >w.out 2>w.err
+			--switch-output-event syscalls:sys_enter_setpriority -o ev.data -- \
+			sh -c 'for i in 1 2 3; do sleep 0.3; renice -n 1 -p $$ >/dev/null; done; sleep 0.3' >w.out 2>w.err
 		rc=$? hits= badf=
 		for f in ev.data.*; do
 			[ -e "$f" ] || break
@@ -320,17 +322,17 @@ for zo in "" -z; do
 			if [ -n "$zo" ] && ! perf report --header-only -i $f 2>/dev/null | grep -q '# compressed : Zstd'; then
 				badf="$badf $f(not compressed)"
 			fi
-			hits="$hits $(grep -c 'NR 251 (' s.out)"
+			hits="$hits $(grep -c 'NR 141 (' s.out)"
 		done
 		if [ $rc = 0 ] && [ "$hits" = " 1 1 1 0" ] && [ -z "$badf" ] && [ ! -e ev.data ]; then
-			ok "pevt$zl --overwrite --switch-output-event: 4 snapshots, ioprio_set in each of the first 3, perf reads each"
+			ok "pevt$zl --overwrite --switch-output-event: 4 snapshots, setpriority in each of the first 3, perf reads each"
 		else
-			notok "pevt$zl --overwrite --switch-output-event: rc $rc, ioprio_set per file:${hits:- none}$badf"
+			notok "pevt$zl --overwrite --switch-output-event: rc $rc, setpriority per file:${hits:- none}$badf"
 			log w.err
 		fi
 		rm -f ev.data.*
 	else
-		skip "pevt$zl --overwrite --switch-output-event" "no /dev/pevt or no syscalls:sys_enter_ioprio_set"
+		skip "pevt$zl --overwrite --switch-output-event" "no /dev/pevt or no syscalls:sys_enter_setpriority"
 	fi
 done
 
