@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include <pevt/data_index.h>
@@ -43,6 +44,7 @@ struct pevt_data_writer {
 	int fd;
 	bool pipe;
 	bool started;
+	bool finished;			/* finish() ran: a second call only reports */
 	struct dw_attr *attrs;
 	size_t nr_attrs;
 	struct feat_buf feats[HEADER_LAST_FEATURE];
@@ -51,6 +53,8 @@ struct pevt_data_writer {
 	uint64_t data_offset;
 	uint64_t data_size;		/* written so far */
 	uint64_t committed;		/* data_size at the last round */
+	uint64_t *commits;		/* every committed data_size (a write error's choice) */
+	size_t nr_commits, alloc_commits;
 	uint64_t round_start;		/* data_size when the round began */
 	uint64_t bytes;
 	int err;
@@ -322,6 +326,7 @@ void pevt_data_writer__delete(struct pevt_data_writer *w)
 	for (i = 0; i < HEADER_LAST_FEATURE; i++)
 		fb_free(&w->feats[i]);
 	fb_free(&w->build_ids);
+	free(w->commits);
 	if (w->index)
 		pevt_index_builder__exit(w->index);
 	free(w->index);
@@ -1047,6 +1052,17 @@ int pevt_data_writer__commit(struct pevt_data_writer *w, uint64_t end)
 	w->committed = end - w->data_offset;
 	if (w->pipe)
 		return 0;
+	if (w->nr_commits == w->alloc_commits) {
+		size_t n = w->alloc_commits ? 2 * w->alloc_commits : 64;
+		uint64_t *c = realloc(w->commits, n * sizeof(*c));
+
+		if (c) {
+			w->commits = c;
+			w->alloc_commits = n;
+		}
+	}
+	if (w->nr_commits < w->alloc_commits)
+		w->commits[w->nr_commits++] = w->committed;
 	/* The file is readable up to here from now on. */
 	return dw_pwrite(w, &w->committed, sizeof(w->committed),
 			 offsetof(struct perf_file_header, data.size), "file header");
@@ -1072,31 +1088,69 @@ int pevt_data_writer__finished_init(struct pevt_data_writer *w)
 	return ret ? ret : pevt_data_writer__round(w);
 }
 
+/*
+ * A write failed (disk full, file size limit): keep the rounds that
+ * completed and put the features right after the last of them, over what
+ * followed: that space is the file's already.  perf cannot read
+ * tracepoint samples at all without TRACING_DATA ("incompatible file
+ * format").  The file ends where the space ended (EFBIG: at the limit),
+ * so the last round after which the features still fit is kept, if there
+ * is one (else the caller falls back to the data without features).  No
+ * index: it may point past the rounds kept (readers build one).
+ */
+static void keep_rounds(struct pevt_data_writer *w)
+{
+	uint64_t need = 64 + 2 * sizeof(struct perf_file_section);
+	size_t k = w->nr_commits;
+	struct stat st;
+	int i;
+
+	for (i = 1; i < HEADER_LAST_FEATURE; i++)
+		need += w->has_feat[i] ? w->feats[i].len + sizeof(struct perf_file_section) : 0;
+	if (!w->has_feat[HEADER_BUILD_ID])
+		need += w->build_ids.len + sizeof(struct perf_file_section);
+	if (!fstat(w->fd, &st))
+		while (k && w->data_offset + w->commits[k - 1] + need > (uint64_t)st.st_size)
+			k--;
+	if (k)
+		w->committed = w->commits[k - 1];
+	w->data_size = w->committed;
+	if (w->index) {
+		pevt_index_builder__exit(w->index);
+		free(w->index);
+		w->index = NULL;
+	}
+}
+
 int pevt_data_writer__finish(struct pevt_data_writer *w)
 {
-	uint64_t features[HEADER_FEAT_BITS / 64] = { 0 };
+	uint64_t features[HEADER_FEAT_BITS / 64];
 	struct perf_file_section *idx;
 	void *index_buf = NULL;
 	size_t index_len = 0;
+	const char *err_what = NULL;
+	bool retried = false;
 	uint64_t off;
-	int i, nr = 0, ret;
+	int i, nr, ret, err = 0;
 
 	if (!w || !w->started)
 		return libpevt_err(-EINVAL);
-	if (w->pipe)
+	if (w->pipe || w->finished)
 		return w->err ? libpevt_err(w->err) : 0;
+	w->finished = true;
 	if (w->err) {
-		/* Keep what the last complete round committed, no features. */
-		int err = w->err;
-
+		/* what failed first is what the caller reports */
+		err = w->err;
+		err_what = w->err_what;
 		w->err = 0;
-		write_file_header(w, w->committed, NULL, "file header");
-		w->err = err;
-		return libpevt_err(err);
+		keep_rounds(w);
 	}
+again:
+	memset(features, 0, sizeof(features));
+	nr = 0;
 	/* Data written after the last round (none when the caller ends with one). */
 	w->committed = w->data_size;
-	if (w->build_ids.len) {
+	if (w->build_ids.len && !w->has_feat[HEADER_BUILD_ID]) {
 		ret = pevt_data_writer__add_feature(w, HEADER_BUILD_ID, w->build_ids.p,
 						    w->build_ids.len);
 		if (ret)
@@ -1140,21 +1194,45 @@ int pevt_data_writer__finish(struct pevt_data_writer *w)
 		nr++;
 	}
 	free(index_buf);
+	index_buf = NULL;
 	if (!ret)
 		ret = dw_pwrite(w, idx, nr * sizeof(*idx), w->data_offset + w->data_size,
 				"feature index");
 	free(idx);
+	if (ret && !retried && w->nr_commits) {
+		/* The features did not fit after the data: an earlier round. */
+		retried = true;
+		if (!err) {
+			err = w->err;
+			err_what = w->err_what;
+		}
+		w->err = 0;
+		keep_rounds(w);
+		goto again;
+	}
 	if (ret) {
 		/* Fall back to the data without features. */
 		w->err = 0;
 		write_file_header(w, w->committed, NULL, "file header");
+		if (err) {
+			w->err = err;
+			w->err_what = err_what;
+			ftruncate(w->fd, w->data_offset + w->committed);
+			return libpevt_err(err);
+		}
 		w->err = ret;
 		return ret;
 	}
 	w->bytes = off;
-	if (ftruncate(w->fd, off) && errno != EINVAL)
+	if (ftruncate(w->fd, off) && errno != EINVAL && !err)
 		return dw_fail(w, -errno, "truncate");
-	return write_file_header(w, w->committed, features, "file header");
+	ret = write_file_header(w, w->committed, features, "file header");
+	if (err) {
+		w->err = err;
+		w->err_what = err_what;
+		return libpevt_err(err);
+	}
+	return ret;
 }
 
 uint64_t pevt_data_writer__bytes(const struct pevt_data_writer *w)

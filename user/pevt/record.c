@@ -172,6 +172,36 @@ struct rec_comm {
 	char comm[16];
 };
 
+/*
+ * -z: what the passes took out of the rings, in pass order, waiting for
+ * the compressing thread (zq_run()): copies of a buffer's bytes, and
+ * FINISHED_ROUNDs (len 0).  The passes only copy, give the space back
+ * and go on, so a slow compression no longer leaves the other rings
+ * undrained (Budankov's asynchronous trace streaming, for -z).
+ */
+struct zq_ent {
+	struct zq_ent *next;
+	size_t len;			/* 0: a FINISHED_ROUND */
+	unsigned char data[];
+};
+
+/* The queue stops taking more here: the pass waits (then rings fill). */
+#define ZQ_MAX	(256u << 20)
+
+struct zq {
+	bool on;			/* the thread runs */
+	pthread_t thread;
+	pthread_mutex_t lock;		/* the queue, bytes, busy, stop, err */
+	pthread_cond_t more, idle;
+	struct zq_ent *head, *tail;
+	size_t bytes;			/* queued data bytes */
+	bool busy;			/* the thread writes an entry */
+	bool stop;
+	int err;			/* the first write error: the rest is dropped */
+	pthread_mutex_t wlock;		/* held while the thread uses the writer */
+	unsigned int delay_us;		/* PEVT_RECORD_ZSTD_DELAY_US (tests) */
+};
+
 struct record {
 	struct record_opts *o;
 	int exec_fd;			/* the workload's exec not confirmed yet, or -1 */
@@ -210,6 +240,7 @@ struct record {
 	unsigned char *zcopy;		/* -z: a buffer's bytes, copied out */
 	size_t zcopy_size;
 	uint64_t raw_bytes, comp_bytes;	/* -z, the whole recording */
+	struct zq zq;			/* -z: the compressing thread */
 	uint64_t file_raw, file_comp;	/* raw_bytes, comp_bytes when the file began */
 	bool stock_tracking;		/* pevt backend: sideband from a stock event */
 	bool done;			/* SIGINT/SIGTERM came */
@@ -611,6 +642,9 @@ static int write_compressed(struct record *r, const void *src, size_t len)
 	size_t left = 1;
 	int ret;
 
+	/* A test's stand-in for a slow CPU: every compression takes this long. */
+	if (r->zq.delay_us)
+		usleep(r->zq.delay_us);
 	while (in.pos < in.size || left) {
 		struct perf_event_header *h = (void *)r->zbuf;
 		ZSTD_outBuffer out = { r->zbuf + sizeof(*h),
@@ -772,6 +806,167 @@ static void stop_readers(struct record *r)
 		}
 }
 
+/* ---- -z: the compressing thread -------------------------------------- */
+
+static void *zq_run(void *arg)
+{
+	struct record *r = arg;
+	struct zq *q = &r->zq;
+	struct sched_param sp = { 0 };
+	struct zq_ent *e;
+	int err;
+
+	/*
+	 * Below everything else: a pass woken by a ring must not wait for
+	 * the compression (the ring would fill meanwhile), nor, on a busy
+	 * machine, the workload's own threads.
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (!q->head && !q->stop)
+			pthread_cond_wait(&q->more, &q->lock);
+		if (!q->head)
+			break;
+		e = q->head;
+		q->head = e->next;
+		if (!q->head)
+			q->tail = NULL;
+		q->busy = true;
+		err = q->err;
+		pthread_mutex_unlock(&q->lock);
+		if (!err) {
+			pthread_mutex_lock(&q->wlock);
+			err = e->len ? write_compressed(r, e->data, e->len)
+				     : drain__round(r->drain, true);
+			pthread_mutex_unlock(&q->wlock);
+		}
+		pthread_mutex_lock(&q->lock);
+		if (err && !q->err)
+			q->err = err;
+		q->bytes -= e->len;
+		q->busy = false;
+		free(e);
+		pthread_cond_broadcast(&q->idle);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int zq_start(struct record *r)
+{
+	struct zq *q = &r->zq;
+	const char *d = getenv("PEVT_RECORD_ZSTD_DELAY_US");
+	int err;
+
+	q->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
+	/* --pin-readers' threads already copy out; PEVT_RECORD_Z_INLINE: the A/B */
+	if (!r->zcs || r->o->pin_readers || getenv("PEVT_RECORD_Z_INLINE"))
+		return 0;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_mutex_init(&q->wlock, NULL);
+	pthread_cond_init(&q->more, NULL);
+	pthread_cond_init(&q->idle, NULL);
+	err = pthread_create(&q->thread, NULL, zq_run, r);
+	if (err) {
+		p_err("-z: cannot start the compressing thread: %s", strerror(err));
+		return -err;
+	}
+	q->on = true;
+	return 0;
+}
+
+/* Append to the queue: @len bytes from @iov (a FINISHED_ROUND if 0). */
+static int zq_push(struct record *r, const struct iovec *iov, int n, size_t len)
+{
+	struct zq *q = &r->zq;
+	struct zq_ent *e;
+	int i, err;
+	size_t at;
+
+	pthread_mutex_lock(&q->lock);
+	while (q->bytes && q->bytes + len > ZQ_MAX && !q->err)
+		pthread_cond_wait(&q->idle, &q->lock);
+	err = q->err;
+	pthread_mutex_unlock(&q->lock);
+	if (err)
+		return err;
+	e = malloc(sizeof(*e) + len);
+	if (!e)
+		return -ENOMEM;
+	e->next = NULL;
+	e->len = len;
+	for (i = 0, at = 0; i < n; at += iov[i].iov_len, i++)
+		memcpy(e->data + at, iov[i].iov_base, iov[i].iov_len);
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = e;
+	else
+		q->head = e;
+	q->tail = e;
+	q->bytes += len;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+/* Everything queued is on file (or dropped after an error): that error or 0. */
+static int zq_flush(struct record *r)
+{
+	struct zq *q = &r->zq;
+	int err;
+
+	if (!q->on)
+		return 0;
+	pthread_mutex_lock(&q->lock);
+	while (q->head || q->busy)
+		pthread_cond_wait(&q->idle, &q->lock);
+	err = q->err;
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+static int zq_error(struct record *r)
+{
+	struct zq *q = &r->zq;
+	int err;
+
+	if (!q->on)
+		return 0;
+	pthread_mutex_lock(&q->lock);
+	err = q->err;
+	pthread_mutex_unlock(&q->lock);
+	return err;
+}
+
+/* Write what is queued (unless a write failed), then end the thread. */
+static void zq_stop(struct record *r)
+{
+	struct zq *q = &r->zq;
+
+	if (!q->on)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_signal(&q->more);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	q->on = false;
+}
+
+/* The output's size so far (the thread may be writing). */
+static uint64_t out_bytes(struct record *r)
+{
+	uint64_t n;
+
+	if (!r->zq.on)
+		return pevt_data_writer__bytes(r->w);
+	pthread_mutex_lock(&r->zq.wlock);
+	n = pevt_data_writer__bytes(r->w);
+	pthread_mutex_unlock(&r->zq.wlock);
+	return n;
+}
+
 /* --pin-readers: the main thread's part of drain(): write what is staged. */
 static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 {
@@ -861,7 +1056,12 @@ static int64_t drain(struct record *r, int idx, bool flush_all)
 		iov[1].iov_len = len - iov[0].iov_len;
 		n = 2;
 	}
-	if (r->zcs && len <= r->zcopy_size) {
+	if (r->zq.on) {
+		/* Copy out, give the space back, let the thread compress. */
+		ret = zq_push(r, iov, n, len);
+		if (!ret)
+			ret = drain__consumed(r->drain, idx, head);
+	} else if (r->zcs && len <= r->zcopy_size) {
 		/*
 		 * Copy out and give the space back before compressing: the
 		 * kernel writes on while zstd works (a copy costs a tenth of
@@ -904,7 +1104,14 @@ static int64_t pass(struct record *r, bool flush_all)
 	mark = flush_all || now_ns() - r->last_round >= ROUND_NS;
 	if (mark)
 		r->last_round = now_ns();
-	ret = drain__round(r->drain, mark);
+	if (r->zq.on) {
+		/* -z: the round goes after its pass's data, through the thread */
+		ret = mark ? zq_push(r, NULL, 0, 0) : 0;
+		if (!ret)
+			ret = flush_all ? zq_flush(r) : zq_error(r);
+	} else {
+		ret = drain__round(r->drain, mark);
+	}
 	return ret ? ret : total;
 }
 
@@ -1827,7 +2034,7 @@ static int setup_target(struct record *r)
 static void record_progress(struct record *r, bool final)
 {
 	/* --switch-output: the last file is in bytes_done once dumped */
-	double mb = (r->bytes_done + (final && r->o->sw.on ? 0 : pevt_data_writer__bytes(r->w))) /
+	double mb = (r->bytes_done + (final && r->o->sw.on ? 0 : out_bytes(r))) /
 		    1048576.0;
 
 	if (r->o->quiet)
@@ -2026,7 +2233,7 @@ static bool switch_is_due(struct record *r)
 		return false;
 	if (r->nr_sb)
 		take_switch_event(r);
-	if (sw->size && pevt_data_writer__bytes(r->w) >= sw->size)
+	if (sw->size && out_bytes(r) >= sw->size)
 		r->switch_due = true;
 	if (sw->secs && now_ns() >= r->next_switch)
 		r->switch_due = true;
@@ -2793,7 +3000,7 @@ int do_record(int argc, char **argv)
 	}
 	r.started = true;
 
-	if (o.pin_readers && start_readers(&r)) {
+	if ((o.pin_readers && start_readers(&r)) || zq_start(&r)) {
 		code = 1;
 		goto out;
 	}
@@ -2808,6 +3015,7 @@ int do_record(int argc, char **argv)
 	if (!ret)
 		ret = pass(&r, true) < 0;
 	/* Everything in flight on file (or failed) before the features or the error. */
+	zq_stop(&r);
 	if (r.drain && drain__reap(r.drain, true))
 		ret = 1;
 	/* not for snapshots: a paused overwrite buffer drops by design */
@@ -2834,6 +3042,7 @@ status:
 	goto out;
 
 write_error:
+	zq_stop(&r);
 	ret = r.w ? pevt_data_writer__error(r.w, &what) : 0;
 	if (ret) {
 		/* The header still describes the complete rounds. */
@@ -2844,6 +3053,7 @@ write_error:
 		      pevt_data_writer__committed(r.w));
 	}
 out:
+	zq_stop(&r);
 	if (r.go_fd >= 0)
 		close(r.go_fd);	/* the child reads EOF and exits */
 	if (r.child > 0) {
