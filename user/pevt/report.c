@@ -2353,6 +2353,7 @@ int do_report(int argc, char **argv)
 	for (i = 0; i < r.nr_hists; i++) {
 		r.hists[i].depth_sort = r.use_callchain ? (r.cc.caller ? 1 : -1) : 0;
 		r.hists[i].sort_threads = nr_workers(&r);
+		r.hists[i].sort_exact = getenv("PEVT_SORT_EXACT") != NULL;
 	}
 	if (err)
 		fprintf(stderr, "Error: %s%s; reporting what came before it\n",
