@@ -1759,6 +1759,23 @@ static unsigned int umax(unsigned int a, unsigned int b)
 	return a > b ? a : b;
 }
 
+/*
+ * Rows go in sorted order, entries all over the histogram (773K of them
+ * in 93 MB with --children): bring in the entry 16 rows ahead, its symbol
+ * 8 ahead and the symbol's name 4 ahead, so that their misses overlap.
+ * Inlined early: as a function of its own gcc finds it pure (it only
+ * reads) and drops its calls.
+ */
+static inline __attribute__((always_inline)) void prefetch_rows(struct pevt_hist_entry *const *v, size_t j, size_t n)
+{
+	if (j + 16 < n)
+		__builtin_prefetch(v[j + 16]);
+	if (j + 8 < n && v[j + 8]->k.sym)
+		__builtin_prefetch(v[j + 8]->k.sym);
+	if (j + 4 < n && v[j + 4]->k.sym)
+		__builtin_prefetch(v[j + 4]->k.sym->name);
+}
+
 static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, unsigned int *w)
 {
 	unsigned int comm_len = 0;
@@ -1770,7 +1787,10 @@ static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, u
 		w[k] = strlen(key_header[k]);
 	for (i = 0; i < n; i++) {
 		const struct pevt_hist_entry *e = v[i];
-		unsigned int cl = strlen(pevt_thread__last_comm(e->thread));
+		unsigned int cl;
+
+		prefetch_rows(v, i, n);
+		cl = strlen(pevt_thread__last_comm(e->thread));
 
 		/* hists__calc_col_len(): the thread's comm, not the entry's */
 		comm_len = umax(comm_len, cl);
@@ -2000,9 +2020,11 @@ static void print_stdio(struct report *r)
 		printf("\n#\n");
 		for (j = 0; j < n; j++) {
 			const struct pevt_hist_entry *e = v[j];
-			double pct = h->total_period ?
-				100.0 * (r->use_children ? e->period_acc : e->period) / h->total_period : 0;
+			double pct;
 
+			prefetch_rows(v, j, n);
+			pct = h->total_period ?
+				100.0 * (r->use_children ? e->period_acc : e->period) / h->total_period : 0;
 			if (pct < r->percent_limit)
 				continue;
 			l.n = 0;
