@@ -1066,14 +1066,24 @@ static uint32_t *ks_ranks(const struct pevt_hists *h, int which)
 	return rk;
 }
 
-/* struct dec with what dec_collapsed() reads, and no pointer to follow */
+/*
+ * struct dec with what dec_collapsed() reads, and no pointer to follow;
+ * 48 bytes, to fit where the records of two struct krec went.
+ */
 struct cdec {
 	uint64_t ip, sym_start, sym_end;
-	uint32_t comm, dso_long, dso_short, sym_name;
+	uint32_t comm, dso_long, dso_short;
 	int32_t tid, cpu;
-	uint32_t idx;			/* the entry's */
-	bool has_sym, has_dso;
+	uint32_t idx;			/* the entry's, CDEC_IDX; and the flags */
 };
+
+#define CDEC_IDX	((1u << 30) - 1)
+#define CDEC_SYM	(1u << 30)	/* has_sym */
+#define CDEC_DSO	(1u << 31)	/* has_dso */
+
+_Static_assert(sizeof(struct cdec) <= 2 * sizeof(struct krec), "cdec in two krecs");
+
+static const uint32_t *cdec_sym_name;	/* the entries' sym_name ranks */
 
 /* dec_collapsed() on struct cdec: the same result for the same fields */
 static inline int cdec_key_sort(const struct cdec *a, const struct cdec *b, int key)
@@ -1088,7 +1098,7 @@ static inline int cdec_key_sort(const struct cdec *a, const struct cdec *b, int 
 	case PEVT_SORT_DSO:
 		return cmp_r(a->dso_short, b->dso_short);
 	case PEVT_SORT_SYM:
-		return cmp_r(a->sym_name, b->sym_name);
+		return cmp_r(cdec_sym_name[a->idx & CDEC_IDX], cdec_sym_name[b->idx & CDEC_IDX]);
 	}
 	return 0;
 }
@@ -1102,24 +1112,25 @@ static inline int cdec_total(const struct cdec *a, const struct cdec *b)
 	    (r = cmp_r((uint32_t)a->cpu, (uint32_t)b->cpu)) ||
 	    (r = cmp_r(a->dso_long, b->dso_long)) ||
 	    (r = cmp_r(a->sym_start, b->sym_start)) ||
-	    (r = cmp_r(a->sym_name, b->sym_name)))
+	    (r = cmp_r(cdec_sym_name[a->idx & CDEC_IDX], cdec_sym_name[b->idx & CDEC_IDX])))
 		return r;
 	return cmp_r(a->ip, b->ip);
 }
 
 static inline int cdec_collapsed(const struct cdec *a, const struct cdec *b)
 {
+	bool a_sym = a->idx & CDEC_SYM, b_sym = b->idx & CDEC_SYM;
 	int i, r;
 
 	for (i = 0; i < sort_h->nr_keys; i++) {
 		if (sort_h->keys[i] != PEVT_SORT_SYM) {
 			r = cdec_key_sort(a, b, sort_h->keys[i]);
-		} else if (!a->has_sym && !b->has_sym) {
+		} else if (!a_sym && !b_sym) {
 			r = sdiff(a->ip, b->ip);
 		} else if (!sort_has_dso && (r = cdec_key_sort(a, b, PEVT_SORT_DSO))) {
 			;
-		} else if (!a->has_sym || !b->has_sym) {
-			r = !a->has_sym - !b->has_sym;
+		} else if (!a_sym || !b_sym) {
+			r = !a_sym - !b_sym;
 		} else if (a->sym_start != b->sym_start) {
 			r = sdiff(a->sym_start, b->sym_start);
 		} else {
@@ -1129,7 +1140,7 @@ static inline int cdec_collapsed(const struct cdec *a, const struct cdec *b)
 			return r;
 	}
 	/* a->dso != b->dso && both set: the same dso has the same rank */
-	if (a->has_dso && b->has_dso) {
+	if (a->idx & b->idx & CDEC_DSO) {
 		r = cmp_r(a->dso_long, b->dso_long);
 		if (r)
 			return r;
@@ -1197,10 +1208,10 @@ static struct pevt_hist_entry **sorted_fast(struct pevt_hists *h, bool children,
 	size_t i, n = h->nr;
 	struct pevt_hist_entry **out = malloc((n + 1) * sizeof(*out));
 	uint32_t *idx = malloc((n + 1) * sizeof(*idx));
-	struct cdec *c = pevt_big_alloc((n + 1) * sizeof(*c));
 	struct cdec **cv = malloc((n + 1) * sizeof(*cv)), **ctmp = malloc((n + 1) * sizeof(*ctmp));
-	struct krec *rec = pevt_big_alloc((n + 1) * sizeof(*rec));
-	struct krec *tmp = pevt_big_alloc((n + 1) * sizeof(*tmp));
+	/* the records of the total and output sorts, or the copies of the collapsed one */
+	struct krec *rec = pevt_big_alloc(2 * (n + 1) * sizeof(*rec)), *tmp = rec + n + 1;
+	struct cdec *c = (struct cdec *)rec;
 	bool two = h->sort_threads > 1;
 	int k;
 
@@ -1208,7 +1219,7 @@ static struct pevt_hist_entry **sorted_fast(struct pevt_hists *h, bool children,
 	ks.dso_l = ks_ranks(h, 1);
 	ks.dso_s = ks_ranks(h, 2);
 	ks.sym = ks_ranks(h, 3);
-	if (!out || !idx || !c || !cv || !ctmp || !rec || !tmp || !ks.comm || !ks.dso_l ||
+	if (!out || !idx || !cv || !ctmp || !rec || !ks.comm || !ks.dso_l ||
 	    !ks.dso_s || !ks.sym) {
 		free(out);
 		out = NULL;
@@ -1241,18 +1252,19 @@ static struct pevt_hist_entry **sorted_fast(struct pevt_hists *h, bool children,
 			.sym_start = e->k.sym ? e->k.sym->start : 0,
 			.sym_end = e->k.sym ? e->k.sym->end : 0,
 			.comm = ks.comm[idx[i]], .dso_long = ks.dso_l[idx[i]],
-			.dso_short = ks.dso_s[idx[i]], .sym_name = ks.sym[idx[i]],
-			.tid = e->k.tid, .cpu = e->k.cpu, .idx = idx[i],
-			.has_sym = !!e->k.sym, .has_dso = !!e->k.dso,
+			.dso_short = ks.dso_s[idx[i]],
+			.tid = e->k.tid, .cpu = e->k.cpu,
+			.idx = idx[i] | (e->k.sym ? CDEC_SYM : 0) | (e->k.dso ? CDEC_DSO : 0),
 		};
 		cv[i] = &c[i];
 	}
+	cdec_sym_name = ks.sym;
 	csort(cv, ctmp, n, two);
 
 	/* dec_output(), ties in that order */
 	ks.pos = (uint32_t *)ctmp;	/* done with it */
 	for (i = 0; i < n; i++) {
-		ks.pos[cv[i]->idx] = i;
+		ks.pos[cv[i]->idx & CDEC_IDX] = i;
 		idx[i] = i;
 	}
 	ks.nf = ks.nh = 0;
@@ -1275,9 +1287,7 @@ static struct pevt_hist_entry **sorted_fast(struct pevt_hists *h, bool children,
 		out[i] = entry(h, idx[i]);
 	*nr = n;
 done:
-	pevt_big_free(rec, (n + 1) * sizeof(*rec));
-	pevt_big_free(tmp, (n + 1) * sizeof(*tmp));
-	pevt_big_free(c, (n + 1) * sizeof(*c));
+	pevt_big_free(rec, 2 * (n + 1) * sizeof(*rec));
 	free(cv);
 	free(ctmp);
 	free(idx);
@@ -1367,7 +1377,7 @@ done:
 
 struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
 {
-	if (!h->sort_exact && h->nr < UINT32_MAX && !(children && h->depth_sort))
+	if (!h->sort_exact && h->nr <= CDEC_IDX && !(children && h->depth_sort))
 		return sorted_fast(h, children, nr);
 	return sorted_exact(h, children, nr);
 }
