@@ -987,6 +987,100 @@ TEST(hists_sorted_order)
 	pevt_hists__exit(&h);
 }
 
+/*
+ * pevt_hists__sorted() without the depth rule takes sorted_fast(), which
+ * must give sorted_exact()'s order (perf's three merge sorts) also where
+ * dec_collapsed() is not transitive: unresolved ips all over the 64-bit
+ * range (sdiff() cycles, as with the garbage frame-pointer ips of a
+ * recording of cc1), sym without dso as a key (the dso fallback), many
+ * equal periods, with and without children, one and two sort threads.
+ */
+TEST(hists_sorted_fast_exact)
+{
+	static const char *const comms[] = { "cc1", "as", "sh" };
+	static struct pevt_dso dsos[4] = {
+		{ .long_name = "/usr/bin/cc1", .short_name = "cc1" },
+		{ .long_name = "/usr/lib/libc.so.6", .short_name = "libc.so.6" },
+		{ .long_name = "/tmp/b/libc.so.6", .short_name = "libc.so.6" },
+		{ .long_name = "[kernel.kallsyms]", .short_name = "[kernel.kallsyms]" },
+	};
+	static const char *const names[] = { "main", "foo", "bar", "foo", "memset" };
+	static struct pevt_sym syms[40];
+	static const int key_sets[][4] = {
+		{ PEVT_SORT_COMM, PEVT_SORT_DSO, PEVT_SORT_SYM, -1 },
+		{ PEVT_SORT_SYM, -1 },
+		{ PEVT_SORT_COMM, PEVT_SORT_SYM, -1 },
+		{ PEVT_SORT_SYM, PEVT_SORT_DSO, PEVT_SORT_COMM, -1 },
+		{ PEVT_SORT_PID, PEVT_SORT_CPU, -1 },
+		{ PEVT_SORT_DSO, PEVT_SORT_PID, -1 },
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t ks, i;
+	int children, t, nk;
+
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+	for (i = 0; i < 40; i++) {
+		syms[i].start = 0x1000 + (RND() % 64) * 0x40;
+		if (i % 7 == 0)
+			syms[i].start |= 0xffffffff80000000ull;
+		syms[i].end = syms[i].start + 8 + RND() % 3 * 8;
+		syms[i].name = names[RND() % 5];
+	}
+	for (ks = 0; ks < sizeof(key_sets) / sizeof(key_sets[0]); ks++) {
+		struct pevt_hists h;
+
+		for (nk = 0; nk < 4 && key_sets[ks][nk] >= 0; nk++)
+			;
+		ASSERT_EQ(0, pevt_hists__init(&h, key_sets[ks], nk));
+		for (i = 0; i < 30000; i++) {
+			struct pevt_hist_key k = {
+				.comm = comms[RND() % 3], .tid = (int32_t)(RND() % 5) - 1,
+				.cpu = RND() % 3,
+			};
+			struct pevt_hist_entry *e;
+
+			if (RND() % 4) {
+				/* an unresolved ip anywhere, or near a few */
+				k.dso = RND() % 3 ? NULL : &dsos[RND() % 4];
+				k.ip = RND() % 2 ? RND() : (RND() % 9) << 61 | (RND() % 5);
+			} else {
+				k.dso = &dsos[RND() % 4];
+				k.sym = &syms[RND() % 40];
+			}
+			pevt_hists__key(&h, &k);
+			e = pevt_hists__add(&h, &k);
+			ASSERT_NE(NULL, e);
+			e->period += RND() % 3;
+			e->period_acc += e->period + RND() % 2;
+			e->nr_samples++;
+		}
+		for (children = 0; children < 2; children++) {
+			for (t = 1; t <= 2; t++) {
+				struct pevt_hist_entry **a, **b;
+				size_t na, nb;
+
+				h.sort_threads = t;
+				h.sort_exact = false;
+				a = pevt_hists__sorted(&h, children, &na);
+				h.sort_exact = true;
+				b = pevt_hists__sorted(&h, children, &nb);
+				ASSERT_NE(NULL, a);
+				ASSERT_NE(NULL, b);
+				ASSERT_EQ(na, nb);
+				for (i = 0; i < na; i++)
+					if (a[i] != b[i])
+						break;
+				EXPECT_EQ(na, i) TH_LOG("key set %zu, children %d, %d threads: rows differ from %zu (of %zu)",
+							ks, children, t, i, na);
+				free(a);
+				free(b);
+			}
+		}
+		pevt_hists__exit(&h);
+	}
+#undef RND
+}
+
 /* pevt bench report: six runs per file, pevt's rows the same as perf's. */
 TEST_F_TIMEOUT(perf, bench_report, 300)
 {

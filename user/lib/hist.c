@@ -787,7 +787,519 @@ static struct dec *decorate(struct pevt_hists *h)
 	return d;
 }
 
-struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
+/* ---- the same three sorts, with less memory traffic -------------------- */
+
+/*
+ * Without the depth rule (no call graphs, or no children), as in
+ * sorted_exact() but:
+ *
+ *  - the total sort: dec_total() compares integers lexicographically, so
+ *    a stable sort by it is any sort by (its fields, index): records of
+ *    16 bytes, sorted by the first three 32-bit halves of the key that
+ *    differ, then the entries still equal by the next ones (ks_group());
+ *  - the collapsed sort: the same merge sort with the same comparison
+ *    (which need not be transitive: sdiff() of garbage ips), on compact
+ *    copies of the entries' fields laid out in the total sort's order, so
+ *    that the merges read neighbours in memory, not 104-byte records all
+ *    over 80 MB;
+ *  - the output sort: dec_output() without the depth rule is transitive,
+ *    so a stable sort of the collapsed order is the sort by (its fields,
+ *    position in the collapsed order), done like the total sort.
+ */
+enum kfield {
+	KF_ACC,		/* ~period_acc: descending */
+	KF_SELF,	/* ~period */
+	KF_COMM,	/* comm rank */
+	KF_TID_S,	/* tid, signed */
+	KF_CPU_S,	/* cpu, signed */
+	KF_DSO_S,	/* short name rank */
+	KF_SYM_NAME,	/* symbol name rank */
+	KF_DSO_L,	/* long name rank */
+	KF_IP,		/* ip */
+	KF_TID_U,	/* tid, unsigned */
+	KF_CPU_U,	/* cpu, unsigned */
+	KF_SYM_START,	/* sym ? start : 0 */
+	KF_POS,		/* position in the collapsed order */
+};
+
+#define KH_MAX	32	/* halves of a key */
+
+struct ksort {
+	const struct pevt_hists *h;
+	uint32_t *comm, *dso_s, *dso_l, *sym;	/* ranks, by entry index */
+	uint32_t *pos;				/* KF_POS, by entry index */
+	enum kfield f[16];
+	int off[16];				/* each field's first half */
+	int nf, nh;
+	bool used[KH_MAX];			/* halves not the same in all entries */
+};
+
+struct krec {
+	uint64_t a, b;		/* four halves */
+	uint32_t i;		/* then the entry's index */
+};
+
+static int kf_halves(enum kfield f)
+{
+	return f == KF_ACC || f == KF_SELF || f == KF_IP || f == KF_SYM_START ? 2 : 1;
+}
+
+static void ks_field(struct ksort *ks, enum kfield f)
+{
+	ks->f[ks->nf] = f;
+	ks->off[ks->nf++] = ks->nh;
+	ks->nh += kf_halves(f);
+}
+
+/* Entry @i's key halves [lo, hi) (at least), into @o[lo, hi). */
+static void ks_key(const struct ksort *ks, uint32_t i, uint32_t *o, int lo, int hi)
+{
+	const struct pevt_hist_entry *e = entry(ks->h, i);
+	int f, n;
+
+#define PUT64(x)	do { uint64_t x_ = (x); o[n++] = x_ >> 32; o[n++] = (uint32_t)x_; } while (0)
+	for (f = 0; f < ks->nf; f++) {
+		n = ks->off[f];
+		if (n >= hi)
+			break;
+		if (n + kf_halves(ks->f[f]) <= lo)
+			continue;
+		switch (ks->f[f]) {
+		case KF_ACC:
+			PUT64(~e->period_acc);
+			break;
+		case KF_SELF:
+			PUT64(~e->period);
+			break;
+		case KF_COMM:
+			o[n++] = ks->comm[i];
+			break;
+		case KF_TID_S:
+			o[n++] = (uint32_t)e->k.tid ^ 0x80000000u;
+			break;
+		case KF_CPU_S:
+			o[n++] = (uint32_t)e->k.cpu ^ 0x80000000u;
+			break;
+		case KF_DSO_S:
+			o[n++] = ks->dso_s[i];
+			break;
+		case KF_SYM_NAME:
+			o[n++] = ks->sym[i];
+			break;
+		case KF_DSO_L:
+			o[n++] = ks->dso_l[i];
+			break;
+		case KF_IP:
+			PUT64(e->k.ip);
+			break;
+		case KF_TID_U:
+			o[n++] = (uint32_t)e->k.tid;
+			break;
+		case KF_CPU_U:
+			o[n++] = (uint32_t)e->k.cpu;
+			break;
+		case KF_SYM_START:
+			PUT64(e->k.sym ? e->k.sym->start : 0);
+			break;
+		case KF_POS:
+			o[n++] = ks->pos[i];
+			break;
+		}
+	}
+#undef PUT64
+}
+
+/* The halves that differ between some entries (all of KF_POS's). */
+static void ks_used(struct ksort *ks)
+{
+	uint32_t first[KH_MAX], x[KH_MAX];
+	size_t i;
+	int j;
+
+	memset(ks->used, 0, sizeof(ks->used));
+	if (!ks->h->nr)
+		return;
+	ks_key(ks, 0, first, 0, ks->nh);
+	for (i = 1; i < ks->h->nr; i++) {
+		ks_key(ks, i, x, 0, ks->nh);
+		for (j = 0; j < ks->nh; j++)
+			ks->used[j] |= x[j] != first[j];
+	}
+}
+
+static inline bool krec_lt(const struct krec *x, const struct krec *y)
+{
+	if (x->a != y->a)
+		return x->a < y->a;
+	if (x->b != y->b)
+		return x->b < y->b;
+	return x->i < y->i;
+}
+
+static void krec_merge(const struct krec *l, size_t nl, const struct krec *r, size_t nr,
+		       struct krec *out)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < nl && j < nr)
+		out[k++] = krec_lt(&r[j], &l[i]) ? r[j++] : l[i++];
+	while (i < nl)
+		out[k++] = l[i++];
+	while (j < nr)
+		out[k++] = r[j++];
+}
+
+/* Sorts @a[0, n), the result in @b if @to_b, else in @a; the other is scratch. */
+static void krec_sort(struct krec *a, struct krec *b, size_t n, bool to_b)
+{
+	size_t h = n / 2, i, j;
+
+	if (n <= 16) {
+		for (i = 1; i < n; i++) {
+			struct krec x = a[i];
+
+			for (j = i; j > 0 && krec_lt(&x, &a[j - 1]); j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		if (to_b)
+			memcpy(b, a, n * sizeof(*a));
+		return;
+	}
+	krec_sort(a, b, h, !to_b);
+	krec_sort(a + h, b + h, n - h, !to_b);
+	if (to_b)
+		krec_merge(a, h, a + h, n - h, b);
+	else
+		krec_merge(b, h, b + h, n - h, a);
+}
+
+struct krec_half {
+	struct krec *a, *b;
+	size_t n;
+};
+
+static void *krec_half(void *arg)
+{
+	struct krec_half *x = arg;
+
+	krec_sort(x->a, x->b, x->n, true);
+	return NULL;
+}
+
+/* Sorts @v[0, n) (scratch @tmp), the halves on two threads if @two. */
+static void krec_sort2(struct krec *v, struct krec *tmp, size_t n, bool two)
+{
+	struct krec_half x = { v, tmp, n / 2 };
+	pthread_t th;
+
+	if (!two || n < 65536 || pthread_create(&th, NULL, krec_half, &x)) {
+		krec_sort(v, tmp, n, false);
+		return;
+	}
+	krec_sort(v + n / 2, tmp + n / 2, n - n / 2, true);
+	pthread_join(th, NULL);
+	krec_merge(tmp, n / 2, tmp + n / 2, n - n / 2, v);
+}
+
+/*
+ * Sorts the entries @idx[0, n), in ascending index order and equal in the
+ * halves before @from, by the halves from @from on, then by index: by the
+ * next four that differ somewhere, then those still equal by the next.
+ */
+static void ks_group(const struct ksort *ks, uint32_t *idx, size_t n, int from,
+		     struct krec *rec, struct krec *tmp, bool two)
+{
+	uint32_t x[KH_MAX];
+	int pick[4], np = 0, j;
+	size_t k, e;
+
+	for (j = from; j < ks->nh && np < 4; j++)
+		if (ks->used[j])
+			pick[np++] = j;
+	if (n < 2 || !np)
+		return;		/* all equal: index order */
+	for (k = 0; k < n; k++) {
+		uint32_t h[4] = { 0, 0, 0, 0 };
+
+		ks_key(ks, idx[k], x, pick[0], pick[np - 1] + 1);
+		for (j = 0; j < np; j++)
+			h[j] = x[pick[j]];
+		rec[k].a = (uint64_t)h[0] << 32 | h[1];
+		rec[k].b = (uint64_t)h[2] << 32 | h[3];
+		rec[k].i = idx[k];
+	}
+	krec_sort2(rec, tmp, n, two);
+	for (k = 0; k < n; k++)
+		idx[k] = rec[k].i;
+	for (j = pick[np - 1] + 1; j < ks->nh && !ks->used[j]; j++)
+		;
+	if (j >= ks->nh)
+		return;
+	for (k = 0; k < n; k = e) {
+		for (e = k + 1; e < n && rec[e].a == rec[k].a && rec[e].b == rec[k].b; e++)
+			;
+		if (e - k > 1)
+			ks_group(ks, idx + k, e - k, j, rec + k, tmp + k, two);
+	}
+}
+
+/* The same ranks as decorate()'s, by entry index. */
+static uint32_t *ks_ranks(const struct pevt_hists *h, int which)
+{
+	const void **p = malloc((h->nr + 1) * sizeof(*p));
+	uint32_t *rk = malloc((h->nr + 1) * sizeof(*rk));
+	static const char *(*const fn[])(const void *) = { comm_name, dso_long, dso_short, sym_name };
+	size_t i;
+
+	for (i = 0; p && rk && i < h->nr; i++) {
+		const struct pevt_hist_entry *e = entry(h, i);
+
+		p[i] = which == 0 ? (const void *)e->k.comm : which == 3 ? (const void *)e->k.sym :
+			(const void *)e->k.dso;
+	}
+	if (!p || !rk || ranks(p, h->nr, fn[which], rk)) {
+		free(rk);
+		rk = NULL;
+	}
+	free(p);
+	return rk;
+}
+
+/*
+ * struct dec with what dec_collapsed() reads, and no pointer to follow;
+ * 48 bytes, to fit where the records of two struct krec went.
+ */
+struct cdec {
+	uint64_t ip, sym_start, sym_end;
+	uint32_t comm, dso_long, dso_short;
+	int32_t tid, cpu;
+	uint32_t idx;			/* the entry's, CDEC_IDX; and the flags */
+};
+
+#define CDEC_IDX	((1u << 30) - 1)
+#define CDEC_SYM	(1u << 30)	/* has_sym */
+#define CDEC_DSO	(1u << 31)	/* has_dso */
+
+_Static_assert(sizeof(struct cdec) <= 2 * sizeof(struct krec), "cdec in two krecs");
+
+static const uint32_t *cdec_sym_name;	/* the entries' sym_name ranks */
+
+/* dec_collapsed() on struct cdec: the same result for the same fields */
+static inline int cdec_key_sort(const struct cdec *a, const struct cdec *b, int key)
+{
+	switch (key) {
+	case PEVT_SORT_COMM:
+		return cmp_r(a->comm, b->comm);
+	case PEVT_SORT_PID:
+		return (a->tid > b->tid) - (a->tid < b->tid);
+	case PEVT_SORT_CPU:
+		return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+	case PEVT_SORT_DSO:
+		return cmp_r(a->dso_short, b->dso_short);
+	case PEVT_SORT_SYM:
+		return cmp_r(cdec_sym_name[a->idx & CDEC_IDX], cdec_sym_name[b->idx & CDEC_IDX]);
+	}
+	return 0;
+}
+
+static inline int cdec_total(const struct cdec *a, const struct cdec *b)
+{
+	int r;
+
+	if ((r = cmp_r(a->comm, b->comm)) ||
+	    (r = cmp_r((uint32_t)a->tid, (uint32_t)b->tid)) ||
+	    (r = cmp_r((uint32_t)a->cpu, (uint32_t)b->cpu)) ||
+	    (r = cmp_r(a->dso_long, b->dso_long)) ||
+	    (r = cmp_r(a->sym_start, b->sym_start)) ||
+	    (r = cmp_r(cdec_sym_name[a->idx & CDEC_IDX], cdec_sym_name[b->idx & CDEC_IDX])))
+		return r;
+	return cmp_r(a->ip, b->ip);
+}
+
+static inline int cdec_collapsed(const struct cdec *a, const struct cdec *b)
+{
+	bool a_sym = a->idx & CDEC_SYM, b_sym = b->idx & CDEC_SYM;
+	int i, r;
+
+	for (i = 0; i < sort_h->nr_keys; i++) {
+		if (sort_h->keys[i] != PEVT_SORT_SYM) {
+			r = cdec_key_sort(a, b, sort_h->keys[i]);
+		} else if (!a_sym && !b_sym) {
+			r = sdiff(a->ip, b->ip);
+		} else if (!sort_has_dso && (r = cdec_key_sort(a, b, PEVT_SORT_DSO))) {
+			;
+		} else if (!a_sym || !b_sym) {
+			r = !a_sym - !b_sym;
+		} else if (a->sym_start != b->sym_start) {
+			r = sdiff(a->sym_start, b->sym_start);
+		} else {
+			r = sdiff(a->sym_end, b->sym_end);
+		}
+		if (r)
+			return r;
+	}
+	/* a->dso != b->dso && both set: the same dso has the same rank */
+	if (a->idx & b->idx & CDEC_DSO) {
+		r = cmp_r(a->dso_long, b->dso_long);
+		if (r)
+			return r;
+	}
+	if (a->ip != b->ip)
+		return cmp_r(a->ip, b->ip);
+	return cdec_total(a, b);
+}
+
+/* DEFINE_MSORT()'s merge sort, on struct cdec */
+static void msort_cdec(struct cdec **v, struct cdec **tmp, size_t n)
+{
+	size_t n1 = n / 2, i = 0, j = n1, k = 0;
+
+	if (n <= 1)
+		return;
+	msort_cdec(v, tmp, n1);
+	msort_cdec(v + n1, tmp, n - n1);
+	while (i < n1 && j < n)
+		tmp[k++] = cdec_collapsed(v[i], v[j]) <= 0 ? v[i++] : v[j++];
+	while (i < n1)
+		tmp[k++] = v[i++];
+	memcpy(v, tmp, k * sizeof(*v));
+}
+
+struct cdec_half {
+	struct cdec **v, **tmp;
+	size_t n;
+};
+
+static void *cdec_half(void *arg)
+{
+	struct cdec_half *x = arg;
+
+	msort_cdec(x->v, x->tmp, x->n);
+	return NULL;
+}
+
+/* dsort(v, n, DEC_COLLAPSED, two) on struct cdec: the same split, the same merges */
+static void csort(struct cdec **v, struct cdec **tmp, size_t n, bool two)
+{
+	struct cdec_half a = { v, tmp, n / 2 };
+	size_t n1 = n / 2, i = 0, j = n1, k = 0;
+	pthread_t th;
+	bool threaded;
+
+	if (n < 2)
+		return;
+	threaded = two && n >= 4096 && !pthread_create(&th, NULL, cdec_half, &a);
+	msort_cdec(v + n1, tmp + n1, n - n1);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		msort_cdec(v, tmp, n1);
+	while (i < n1 && j < n)
+		tmp[k++] = cdec_collapsed(v[i], v[j]) <= 0 ? v[i++] : v[j++];
+	while (i < n1)
+		tmp[k++] = v[i++];
+	memcpy(v, tmp, k * sizeof(*v));
+}
+
+static struct pevt_hist_entry **sorted_fast(struct pevt_hists *h, bool children, size_t *nr)
+{
+	struct ksort ks = { .h = h };
+	size_t i, n = h->nr;
+	struct pevt_hist_entry **out = malloc((n + 1) * sizeof(*out));
+	uint32_t *idx = malloc((n + 1) * sizeof(*idx));
+	struct cdec **cv = malloc((n + 1) * sizeof(*cv)), **ctmp = malloc((n + 1) * sizeof(*ctmp));
+	/* the records of the total and output sorts, or the copies of the collapsed one */
+	struct krec *rec = pevt_big_alloc(2 * (n + 1) * sizeof(*rec)), *tmp = rec + n + 1;
+	struct cdec *c = (struct cdec *)rec;
+	bool two = h->sort_threads > 1;
+	int k;
+
+	ks.comm = ks_ranks(h, 0);
+	ks.dso_l = ks_ranks(h, 1);
+	ks.dso_s = ks_ranks(h, 2);
+	ks.sym = ks_ranks(h, 3);
+	if (!out || !idx || !cv || !ctmp || !rec || !ks.comm || !ks.dso_l ||
+	    !ks.dso_s || !ks.sym) {
+		free(out);
+		out = NULL;
+		goto done;
+	}
+	sort_h = h;
+	sort_has_dso = false;
+	for (k = 0; k < h->nr_keys; k++)
+		sort_has_dso |= h->keys[k] == PEVT_SORT_DSO;
+
+	/* dec_total() */
+	ks_field(&ks, KF_COMM);
+	ks_field(&ks, KF_TID_U);
+	ks_field(&ks, KF_CPU_U);
+	ks_field(&ks, KF_DSO_L);
+	ks_field(&ks, KF_SYM_START);
+	ks_field(&ks, KF_SYM_NAME);
+	ks_field(&ks, KF_IP);
+	ks_used(&ks);
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	ks_group(&ks, idx, n, 0, rec, tmp, two);
+
+	/* dec_collapsed(), on copies in that order */
+	for (i = 0; i < n; i++) {
+		const struct pevt_hist_entry *e = entry(h, idx[i]);
+
+		c[i] = (struct cdec){
+			.ip = e->k.ip,
+			.sym_start = e->k.sym ? e->k.sym->start : 0,
+			.sym_end = e->k.sym ? e->k.sym->end : 0,
+			.comm = ks.comm[idx[i]], .dso_long = ks.dso_l[idx[i]],
+			.dso_short = ks.dso_s[idx[i]],
+			.tid = e->k.tid, .cpu = e->k.cpu,
+			.idx = idx[i] | (e->k.sym ? CDEC_SYM : 0) | (e->k.dso ? CDEC_DSO : 0),
+		};
+		cv[i] = &c[i];
+	}
+	cdec_sym_name = ks.sym;
+	csort(cv, ctmp, n, two);
+
+	/* dec_output(), ties in that order */
+	ks.pos = (uint32_t *)ctmp;	/* done with it */
+	for (i = 0; i < n; i++) {
+		ks.pos[cv[i]->idx & CDEC_IDX] = i;
+		idx[i] = i;
+	}
+	ks.nf = ks.nh = 0;
+	if (children)
+		ks_field(&ks, KF_ACC);
+	ks_field(&ks, KF_SELF);
+	for (k = 0; k < h->nr_keys; k++) {
+		static const enum kfield out_f[] = {
+			[PEVT_SORT_COMM] = KF_COMM, [PEVT_SORT_PID] = KF_TID_S,
+			[PEVT_SORT_DSO] = KF_DSO_S, [PEVT_SORT_SYM] = KF_SYM_NAME,
+			[PEVT_SORT_CPU] = KF_CPU_S,
+		};
+
+		ks_field(&ks, out_f[h->keys[k]]);
+	}
+	ks_field(&ks, KF_POS);
+	ks_used(&ks);
+	ks_group(&ks, idx, n, 0, rec, tmp, two);
+	for (i = 0; i < n; i++)
+		out[i] = entry(h, idx[i]);
+	*nr = n;
+done:
+	pevt_big_free(rec, 2 * (n + 1) * sizeof(*rec));
+	free(cv);
+	free(ctmp);
+	free(idx);
+	free(ks.comm);
+	free(ks.dso_l);
+	free(ks.dso_s);
+	free(ks.sym);
+	return out;
+}
+
+/* perf's three sorts, one after the other (and its rbtree, with the depth rule) */
+static struct pevt_hist_entry **sorted_exact(struct pevt_hists *h, bool children, size_t *nr)
 {
 	struct dec *d = decorate(h);
 	void **in = malloc((h->nr + 1) * sizeof(*in));
@@ -861,4 +1373,11 @@ done:
 	pevt_big_free(d, (h->nr + 1) * sizeof(*d));
 	*nr = n;
 	return out;
+}
+
+struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children, size_t *nr)
+{
+	if (!h->sort_exact && h->nr <= CDEC_IDX && !(children && h->depth_sort))
+		return sorted_fast(h, children, nr);
+	return sorted_exact(h, children, nr);
 }

@@ -68,6 +68,12 @@ struct pevt_hists {
 	 */
 	int depth_sort;
 	int sort_threads;		/* pevt_hists__sorted(): > 1 sorts on two threads */
+	/*
+	 * pevt_hists__sorted(): always the three sorts on struct dec
+	 * (sorted_exact()), not sorted_fast() that gives the same order
+	 * (tests, PEVT_SORT_EXACT=1).
+	 */
+	bool sort_exact;
 };
 
 LIBPEVT_API int pevt_hists__init(struct pevt_hists *h, const int *keys, int nr_keys);
