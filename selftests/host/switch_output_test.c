@@ -472,7 +472,7 @@ TEST_F(sw, bad_options)
 		{ "--switch-max-files=3", "--switch-max-files needs --switch-output" },
 		{ "--switch-output -o -", "not with pipe mode (-o -)" },
 		{ "--switch-output-event syscalls:sys_enter_ioprio_set -o -",
-		  "--switch-output-event writes files: not with pipe mode (-o -)" },
+		  "--switch-output-event splits the output file: not with pipe mode (-o -)" },
 		{ "--switch-output-event nosuch:event", "unknown tracepoint 'nosuch:event'" },
 		{ "--switch-output-event cpu-clock,task-clock",
 		  "--switch-output-event takes one event, not 'cpu-clock,task-clock'" },

@@ -6,7 +6,8 @@
 # warning from perf script / report --stdio / report --stats / evlist -v /
 # report --header-only, the features are there, and Weisbecker's round
 # guarantee holds in file order.  Pipe mode, a tracepoint at period 1,
-# kill -9 of a -a recording, and a full disk (a 256 KiB tmpfs).
+# kill -9 of a -a recording, and a full disk (a 256 KiB tmpfs); snapshots
+# (--overwrite) appended to one pipe-mode stream on the pevt backend.
 #
 # Under TCG every perf run costs seconds (~20 s on the debug kernel), so
 # by default each file gets the checks that tell most; PEVT_RECORD_FULL=1
@@ -335,6 +336,77 @@ for zo in "" -z; do
 		skip "pevt$zl --overwrite --switch-output-event" "no /dev/pevt or no syscalls:sys_enter_setpriority"
 	fi
 done
+
+# --overwrite -o - on the pevt backend: every snapshot (SIGUSR2 every
+# 0.5 s over SWK x SWN getppid(i), and the end) appended to one pipe-mode
+# stream.  perf script reads the stream with as many samples as the
+# Snapshot lines add up to and no warning, each snapshot's samples in a
+# round of their own (the rounds' sample counts are the Snapshot lines',
+# in order), no round-guarantee violation across snapshots, and -- the
+# pevt backend switches buffers
+# instead of pausing them -- every sequence number exactly SWK times: no
+# record lost or written twice between snapshots.  (Not pevt report: its
+# reader stops at a pipe's TRACING_DATA payload, any tracepoint pipe's,
+# perf's own too; the host's snapshot_test reads cpu-clock streams with
+# it.)  A pipe-mode stream saved to a file reads with -i FILE too.
+if [ -c /dev/pevt ]; then
+	rm -f ow.pipe started finished
+	pevt record --backend pevt --overwrite --switch-output -e raw_syscalls:sys_enter -c 1 -m 512 -o - -- \
+		sh -c ": > started; for k in \$(seq $SWK); do pevt bench record-loop $SWN /dev/null; sleep 0.3; done; : > finished" \
+		>ow.pipe 2>w.err &
+	p=$!
+	while [ ! -e started ] && kill -0 $p 2>/dev/null; do sleep 0.05; done
+	while [ ! -e finished ] && kill -0 $p 2>/dev/null; do kill -USR2 $p; sleep 0.5; done
+	wait $p
+	rc=$?
+	sed -n 's/^\[ pevt record: Snapshot [0-9]* to stdout (\([0-9]*\) samples.*/\1/p' w.err >snaps
+	nsnap=$(wc -l <snaps)
+	sum=$(awk '{ s += $1 } END { print s + 0 }' snaps)
+	cap=$(sed -n 's/.*Captured and wrote .* stdout (\([0-9]*\) samples in \([0-9]*\) snapshots*) ]$/\1 \2/p' w.err)
+	perf script -F trace:comm,trace -i - <ow.pipe >seqs 2>s.err
+	got=$(wc -l <seqs)
+	if [ $rc = 0 ] && [ "$nsnap" -ge 3 ] && [ "$cap" = "$sum $nsnap" ] && [ "$got" = "$sum" ] &&
+	   quiet s.err && ! grep -q 'had wrapped' w.err; then
+		ok "pevt --overwrite -o -: $nsnap snapshots in one stream, perf script shows their $sum samples, no warning"
+	else
+		notok "pevt --overwrite -o -: rc $rc, $nsnap snapshots, summary '$cap', Snapshot lines $sum, perf script $got"
+		log w.err s.err
+	fi
+	# each snapshot's samples in a round of their own, in order
+	perf report -D --disable-order -i - <ow.pipe 2>/dev/null | awk '
+		/^[ .]/ { next }
+		/: PERF_RECORD_FINISHED_ROUND/ { if (c) print c; c = 0; next }
+		/: PERF_RECORD_SAMPLE/ { c++ }
+		END { if (c) print "tail " c }' >rsnaps
+	set -- $(rounds_bad "-i ow.pipe")
+	if cmp -s snaps rsnaps && [ "$1" = 0 ] && [ "$2" -gt "$nsnap" ]; then
+		ok "pevt --overwrite -o -: a round per snapshot, $2 rounds, no record older than the round before last"
+	else
+		notok "pevt --overwrite -o -: rounds: $1 violations in $2 rounds; samples per round vs Snapshot lines:"
+		paste rsnaps snaps | log
+	fi
+	awk -v n=$SWN -v k=$SWK '
+	function hex(s,   i, v) {
+		v = 0; s = tolower(s)
+		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v }
+	$1 != "sh" && /NR 110 \(/ {
+		s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
+		if (v >= n) next
+		c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
+	END {
+		for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
+		printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
+		exit !(bad == 0 && kept == n * k && unnamed == 0) }' seqs >seq.log
+	if [ $? = 0 ]; then
+		ok "pevt --overwrite -o -: every sequence number $SWK times in the stream, none lost or twice between snapshots"
+	else
+		notok "pevt --overwrite -o -: sequence numbers"; cat seq.log
+	fi
+	rm -f ow.pipe seqs
+else
+	skip "pevt --overwrite -o -" "no /dev/pevt"
+fi
 
 # -z on the pevt backend (stock if there is no /dev/pevt).
 b=stock

@@ -225,6 +225,7 @@ struct record {
 	/* sample layout, the same for every event */
 	uint64_t sample_type;
 	int id_hdr_size;		/* sample_id_all trailer bytes */
+	uint64_t synth_time;		/* TIME in synthesized records' trailers (0) */
 	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
 
 	uint64_t samples, lost, first_time, last_time;
@@ -1246,9 +1247,16 @@ static int write_lost_samples(struct record *r)
 
 static int write_rec(struct record *r, void *rec, size_t len)
 {
-	/* The sample_id_all trailer of a synthesized record: zeros. */
-	static const uint64_t zero[8];
-	struct iovec iov[2] = { { rec, len }, { (void *)zero, r->id_hdr_size } };
+	/*
+	 * The sample_id_all trailer of a synthesized record: zeros, as
+	 * perf's; its TIME (after TID) r->synth_time, which only the
+	 * snapshots of an --overwrite stream set (snapshot.c).
+	 */
+	uint64_t trailer[8] = { 0 };
+	struct iovec iov[2] = { { rec, len }, { trailer, r->id_hdr_size } };
+
+	if (r->sample_type & PERF_SAMPLE_TIME)
+		trailer[!!(r->sample_type & PERF_SAMPLE_TID)] = r->synth_time;
 
 	((struct perf_event_header *)rec)->size = len + r->id_hdr_size;
 	return pevt_data_writer__writev(r->w, iov, 2);
@@ -2560,14 +2568,24 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		p_err("--switch-max-files needs --switch-output");
 		return -EINVAL;
 	}
-	if (o->sw.on && o->output && !strcmp(o->output, "-")) {
-		p_err("%s writes files: not with pipe mode (-o -)",
-		      o->sw_event ? "--switch-output-event" : "--switch-output");
-		return -EINVAL;
-	}
-	if (o->overwrite && o->output && !strcmp(o->output, "-")) {
-		p_err("--overwrite writes snapshot files: not with pipe mode (-o -)");
-		return -EINVAL;
+	/*
+	 * -o -: with --overwrite every snapshot is appended to the stream,
+	 * whatever triggers it; a streamed recording has no file to split
+	 * (perf 6.1 takes --switch-output with -o -, prints "Dump
+	 * -.<timestamp>" and ends at the first switch: "Failed to switch to
+	 * new file", exit 234), and there are no files to keep.
+	 */
+	if (o->output && !strcmp(o->output, "-")) {
+		if (o->sw.on && !o->overwrite) {
+			p_err("%s splits the output file: not with pipe mode (-o -) "
+			      "(with --overwrite, each snapshot is appended to the stream)",
+			      o->sw_event ? "--switch-output-event" : "--switch-output");
+			return -EINVAL;
+		}
+		if (o->sw.max_files) {
+			p_err("--switch-max-files keeps the newest files: not with pipe mode (-o -)");
+			return -EINVAL;
+		}
 	}
 	if (o->pin_readers && (o->overwrite || o->drain != DRAIN_WRITE)) {
 		p_err("--pin-readers copies buffers out as they fill: not with --overwrite, "
@@ -2812,12 +2830,16 @@ static int snap_prepare(void *ctx, struct pevt_data_writer *w)
 	return pevt_data_writer__add_host_features(w, rs->argc + 1, rs->argv - 1);
 }
 
-static int snap_synthesize(void *ctx, struct pevt_data_writer *w)
+static int snap_synthesize(void *ctx, struct pevt_data_writer *w, uint64_t time)
 {
 	struct rec_snap *rs = ctx;
+	int ret;
 
 	rs->r->w = w;
-	return synthesize(rs->r);
+	rs->r->synth_time = time;
+	ret = synthesize(rs->r);
+	rs->r->synth_time = 0;
+	return ret;
 }
 
 /* --switch-output-event: a hit since the last look takes a snapshot. */
@@ -2841,8 +2863,10 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 	struct snap_event *ev = calloc(r->nr_events, sizeof(*ev));
 	struct snap_buf *bufs = calloc(r->nr_bufs, sizeof(*bufs));
 	int *tfds = calloc(r->nr_sb + 1, sizeof(*tfds));
+	bool pipe = r->o->output && !strcmp(r->o->output, "-");
 	struct snap_params p = {
 		.path = r->o->output ? r->o->output : "perf.data",
+		.pipe = pipe, .out_fd = STDOUT_FILENO,
 		.sw = r->o->sw, .pages = r->o->pages, .quiet = r->o->quiet,
 		.comp_level = r->o->comp_level,
 		.events = ev, .nr_events = r->nr_events,
@@ -2856,6 +2880,10 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 
 	if (!ev || !bufs || !tfds)
 		goto out;
+	if (pipe && isatty(STDOUT_FILENO)) {
+		p_err("pipe mode (-o -) writes binary data: redirect stdout");
+		goto out;
+	}
 	for (i = 0; i < r->nr_sb; i++)
 		tfds[i] = pevt_evsel__fd(r->sb[i]);
 	for (i = 0; i < r->nr_events; i++)

@@ -12,6 +12,15 @@
  * synthesized from /proc at that moment (perf's --tail-synthesize, but at
  * the head of the file).
  *
+ * With -o - every snapshot goes into one pipe-mode stream instead: the
+ * pipe header, attrs and features once at the start, then per snapshot
+ * the synthesized state, its records and one FINISHED_ROUND.  A
+ * snapshot's records were all written after the previous snapshot took
+ * its buffers (pevt: after the switch; stock: after each buffer's
+ * resume, which is after the pauses of the snapshot before), so they
+ * are no older than anything two snapshots back: the round guarantee
+ * holds across snapshots with one round each.
+ *
  * The two kernels take a snapshot differently:
  *
  *   /dev/pevt: records end with the PEVT_SAMPLE_SIZE_AT_END trailer, so a
@@ -87,6 +96,8 @@ struct snapshot {
 	uint64_t raw_bytes, comp_bytes;		/* of the file being written */
 	uint32_t mmap_len;			/* the largest stage */
 	uint64_t total_raw, total_comp;
+	/* -o -: the stream's writer, made at the start */
+	struct pevt_data_writer *pw;
 };
 
 /* ---- options --------------------------------------------------------- */
@@ -367,12 +378,118 @@ static int write_compressed(struct snapshot *s, struct pevt_data_writer *w,
 	return 0;
 }
 
+/* The file's attrs: the trailer is stripped from every record. */
+static int add_attrs(struct snapshot *s, struct pevt_data_writer *w)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < s->p.nr_events && !ret; i++) {
+		struct perf_event_attr a = *s->p.events[i].attr;
+
+		/* Stripped from every record: perf does not know the bit. */
+		a.sample_type &= ~PEVT_SAMPLE_SIZE_AT_END;
+		ret = pevt_data_writer__add_attr(w, &a, s->p.events[i].name,
+						 s->p.events[i].ids, s->p.events[i].nr_ids);
+	}
+	return ret;
+}
+
+/* Each CPU's staged records, oldest first per CPU; -z: compressed. */
+static int write_staged(struct snapshot *s, struct pevt_data_writer *w)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < s->nr && !ret; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+
+		if (c->stage_pos >= c->stage_size)
+			continue;
+		if (s->zcs)
+			ret = write_compressed(s, w, c->stage + c->stage_pos,
+					       c->stage_size - c->stage_pos);
+		else
+			ret = pevt_data_writer__write(w, c->stage + c->stage_pos,
+						      c->stage_size - c->stage_pos);
+	}
+	return ret;
+}
+
+/* A write to the stream failed: say why; EPIPE is the reader gone. */
+static void stream_error(struct snapshot *s, int err)
+{
+	const char *what = NULL;
+
+	if (err == -EPIPE)
+		p_err("the reader of stdout went away (%s): recording stopped after %d "
+		      "snapshot%s (%" PRIu64 " samples)", strerror(-err), s->nr_files,
+		      s->nr_files == 1 ? "" : "s", s->total_samples);
+	else if (s->pw && pevt_data_writer__error(s->pw, &what))
+		p_err("writing %s to stdout failed: %s", what ? what : "data", strerror(-err));
+	else
+		p_err("cannot write to stdout: %s", strerror(-err));
+}
+
+/*
+ * -o -: the stream's start, written once: pipe header, attrs (with ids),
+ * EVENT_UPDATE names, features, tracing data.  -z: one zstd stream for
+ * the whole stream (a pipe's reader has one decompressor), its
+ * COMPRESSED feature announced here, with no ratio (not known yet).
+ */
+static int open_stream(struct snapshot *s)
+{
+	LIBPEVT_OPTS(pevt_data_writer_opts, wo, .pipe = true);
+	int ret;
+
+	s->pw = pevt_data_writer__new(s->p.out_fd, &wo);
+	if (!s->pw)
+		return -ENOMEM;
+	ret = add_attrs(s, s->pw);
+	if (!ret)
+		ret = s->p.prepare(s->p.ctx, s->pw);
+	if (!ret && s->zcs)
+		ret = pevt_data_writer__set_compressed(s->pw, s->p.comp_level, 0, s->mmap_len);
+	if (!ret)
+		ret = pevt_data_writer__start(s->pw);
+	if (ret)
+		stream_error(s, ret);
+	return ret;
+}
+
+/*
+ * -o -: a snapshot appended to the stream: the synthesized state, stamped
+ * with the time of the snapshot's oldest sample (it describes the
+ * targets now; a reader sorting by time applies it after the records of
+ * the previous snapshot that are older, not before them as it would a
+ * record of time 0), FINISHED_INIT after the first one's, the records,
+ * one FINISHED_ROUND.
+ */
+static int write_stream(struct snapshot *s)
+{
+	struct pevt_data_writer *w = s->pw;
+	uint64_t raw = s->raw_bytes, comp = s->comp_bytes;
+	int ret;
+
+	ret = s->p.synthesize(s->p.ctx, w, s->first_time);
+	if (!ret && !s->nr_files)
+		ret = pevt_data_writer__finished_init(w);
+	if (!ret)
+		ret = write_staged(s, w);
+	if (!ret)
+		ret = pevt_data_writer__round(w);
+	s->total_raw += s->raw_bytes - raw;
+	s->total_comp += s->comp_bytes - comp;
+	s->total_bytes = pevt_data_writer__bytes(w);
+	if (ret)
+		stream_error(s, ret);
+	return ret;
+}
+
 static int write_file(struct snapshot *s, const char *path)
 {
 	LIBPEVT_OPTS(pevt_data_writer_opts, wo);
 	struct pevt_data_writer *w;
 	const char *what = NULL;
-	int fd, i, ret;
+	int fd, ret;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -384,15 +501,7 @@ static int write_file(struct snapshot *s, const char *path)
 		close(fd);
 		return -ENOMEM;
 	}
-	ret = 0;
-	for (i = 0; i < s->p.nr_events && !ret; i++) {
-		struct perf_event_attr a = *s->p.events[i].attr;
-
-		/* Stripped from every record: perf does not know the bit. */
-		a.sample_type &= ~PEVT_SAMPLE_SIZE_AT_END;
-		ret = pevt_data_writer__add_attr(w, &a, s->p.events[i].name,
-						 s->p.events[i].ids, s->p.events[i].nr_ids);
-	}
+	ret = add_attrs(s, w);
 	if (!ret)
 		ret = s->p.prepare(s->p.ctx, w);
 	/*
@@ -412,21 +521,11 @@ static int write_file(struct snapshot *s, const char *path)
 	if (!ret)
 		ret = pevt_data_writer__start(w);
 	if (!ret)
-		ret = s->p.synthesize(s->p.ctx, w);
+		ret = s->p.synthesize(s->p.ctx, w, 0);
 	if (!ret)
 		ret = pevt_data_writer__finished_init(w);
-	for (i = 0; i < s->nr && !ret; i++) {
-		struct snap_cpu *c = &s->cpus[i];
-
-		if (c->stage_pos >= c->stage_size)
-			continue;
-		if (s->zcs)
-			ret = write_compressed(s, w, c->stage + c->stage_pos,
-					       c->stage_size - c->stage_pos);
-		else
-			ret = pevt_data_writer__write(w, c->stage + c->stage_pos,
-						      c->stage_size - c->stage_pos);
-	}
+	if (!ret)
+		ret = write_staged(s, w);
 	/* One round: a reader sorts the whole snapshot at once. */
 	if (!ret)
 		ret = pevt_data_writer__round(w);
@@ -466,6 +565,19 @@ static int take(struct snapshot *s)
 	ret = stage_all(s);
 	if (ret)
 		return ret;
+	if (s->p.pipe) {
+		ret = write_stream(s);
+		if (ret)
+			return ret;
+		s->nr_files++;
+		s->total_samples += s->samples;
+		if (!s->p.quiet)
+			fprintf(stderr, "[ pevt record: Snapshot %d to stdout (%" PRIu64
+				" samples; %s %" PRIu64 " us%s) ]\n", s->nr_files, s->samples,
+				is_pevt(&s->cpus[0]) ? "buffers switched in" : "paused for",
+				s->window_ns / 1000, s->wrapped ? "; a buffer had wrapped" : "");
+		return 0;
+	}
 	file_name(s, path, sizeof(path));
 	ret = write_file(s, path);
 	if (ret)
@@ -557,6 +669,8 @@ struct snapshot *snapshot__new(const struct snap_params *p)
 			goto err;
 		}
 	}
+	if (p->pipe && open_stream(s))
+		goto err;
 	return s;
 err:
 	snapshot__delete(s);
@@ -575,6 +689,7 @@ void snapshot__delete(struct snapshot *s)
 		free(s->cpus[i].stage);
 	}
 	free(s->cpus);
+	pevt_data_writer__delete(s->pw);
 	ZSTD_freeCStream(s->zcs);
 	free(s->zbuf);
 	switch_files__exit(&s->files);
@@ -585,11 +700,11 @@ void snapshot__delete(struct snapshot *s)
 
 int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 {
-	struct pollfd pfd[2 * s->nr + 1 + s->p.nr_trigger_fds];
+	struct pollfd pfd[2 * s->nr + 2 + s->p.nr_trigger_fds];
 	int owner_idx[s->nr];
 	const struct snap_switch *sw = &s->p.sw;
 	uint64_t next = sw->secs ? now_ns() + sw->secs * 1000000000ull : 0;
-	int i, n = 0, status, nr_open = s->nr, ret = 0;
+	int i, n = 0, nfds, status, nr_open = s->nr, ret = 0;
 	bool done = false, by_signal = false;
 
 	for (i = 0; i < s->nr; i++) {
@@ -603,6 +718,13 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 	pfd[n] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (i = 0; i < s->p.nr_trigger_fds; i++)
 		pfd[n + 1 + i] = (struct pollfd){ .fd = s->p.trigger_fds[i], .events = POLLIN };
+	/*
+	 * -o -: a pipe whose reader closed it reports POLLERR (nothing is
+	 * written between snapshots, so no write would tell); a file never.
+	 */
+	nfds = n + 1 + s->p.nr_trigger_fds;
+	if (s->p.pipe)
+		pfd[nfds++] = (struct pollfd){ .fd = s->p.out_fd, .events = 0 };
 	while (!done) {
 		struct signalfd_siginfo si;
 		bool due = false;
@@ -613,8 +735,12 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
 			timeout = SNAP_SIZE_POLL_MS;
 		else if (next)
 			timeout = next > now ? (next - now + 999999) / 1000000 : 0;
-		if (poll(pfd, n + 1 + s->p.nr_trigger_fds, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, nfds, timeout) < 0 && errno != EINTR)
 			return -errno;
+		if (s->p.pipe && (pfd[nfds - 1].revents & (POLLERR | POLLHUP))) {
+			stream_error(s, -EPIPE);
+			return -EPIPE;
+		}
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGUSR2)
 				due |= sw->signal;	/* ignored without --switch-output */
@@ -659,6 +785,13 @@ int snapshot__final(struct snapshot *s)
 {
 	int ret = take(s);
 
+	/* pipe mode: a flush, nothing more */
+	if (!ret && s->pw) {
+		ret = pevt_data_writer__finish(s->pw);
+		if (ret)
+			stream_error(s, ret);
+	}
+
 	if (ret || s->p.quiet)
 		return ret;
 	if (s->zcs)
@@ -666,8 +799,9 @@ int snapshot__final(struct snapshot *s)
 			s->total_raw / 1048576.0, s->total_comp / 1048576.0,
 			s->total_comp ? (double)s->total_raw / s->total_comp : 0.0);
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s%s (%" PRIu64
-		" samples in %d snapshot%s) ]\n", s->total_bytes / 1048576.0, s->p.path,
-		s->p.sw.on ? ".<timestamp>" : "", s->total_samples, s->nr_files,
+		" samples in %d snapshot%s) ]\n", s->total_bytes / 1048576.0,
+		s->p.pipe ? "stdout" : s->p.path,
+		s->p.sw.on && !s->p.pipe ? ".<timestamp>" : "", s->total_samples, s->nr_files,
 		s->nr_files == 1 ? "" : "s");
 	return 0;
 }

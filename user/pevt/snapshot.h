@@ -66,6 +66,13 @@ struct snap_buf {
 
 struct snap_params {
 	const char *path;		/* -o */
+	/*
+	 * -o -: one pipe-mode stream on @out_fd: header, attrs and features
+	 * once, then every snapshot's records appended, each ending with
+	 * its FINISHED_ROUND.
+	 */
+	bool pipe;
+	int out_fd;
 	struct snap_switch sw;
 	unsigned long pages;		/* -m */
 	int comp_level;			/* -z: 0 = uncompressed */
@@ -76,8 +83,13 @@ struct snap_params {
 	int nr_bufs;
 	/* What record.c writes into every file: before start (attrs excluded)... */
 	int (*prepare)(void *ctx, struct pevt_data_writer *w);
-	/* ... and after it: the synthesized state. */
-	int (*synthesize)(void *ctx, struct pevt_data_writer *w);
+	/*
+	 * ... and after it: the synthesized state, its records' sample_id_all
+	 * time @time (0: none; pipe mode: the snapshot's oldest sample, so a
+	 * reader that sorts applies it after the older records of the
+	 * snapshots before).
+	 */
+	int (*synthesize)(void *ctx, struct pevt_data_writer *w, uint64_t time);
 	/*
 	 * --switch-output-event: @trigger_fds are polled with the buffers;
 	 * after every wake-up trigger(ctx) says whether a snapshot is due.
@@ -99,7 +111,10 @@ struct snapshot *snapshot__new(const struct snap_params *p);
  * snapshot__final().  0 or -errno (a message printed).
  */
 int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets);
-/* The last snapshot (perf.data, or perf.data.<timestamp> when switching). */
+/*
+ * The last snapshot (perf.data, or perf.data.<timestamp> when switching;
+ * pipe mode: appended to the stream).
+ */
 int snapshot__final(struct snapshot *s);
 void snapshot__delete(struct snapshot *s);
 
