@@ -352,6 +352,35 @@ TEST_F_TIMEOUT(perf, pipe, 300)
 	out_free(&o);
 }
 
+/*
+ * A tracepoint pipe: the formats follow PERF_RECORD_HEADER_TRACING_DATA
+ * outside its size.  Before, "truncated unknown record at offset 0xac8
+ * (10104 of 26979 bytes)" and nothing after it.
+ */
+TEST_F_TIMEOUT(perf, pipe_tracepoint, 300)
+{
+	char log[4096];
+	struct out o;
+
+	NEED_FIXTURES();
+	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
+		SKIP(return, "no tracefs with raw_syscalls");
+	run(&o, "cd %s && perf record -q -e raw_syscalls:sys_enter -c 1 -o - -- "
+	    "sh -c 'for i in 1 2 3 4 5; do ls / >/dev/null; done' > tp.pipe 2>/dev/null", dir);
+	ASSERT_EQ(0, o.status);
+	out_free(&o);
+	run(&o, "cd %s && perf report --stdio -i - --sort comm,dso -g none < tp.pipe 2>/dev/null | grep -v '(Tip' > tpa;"
+	    " %s report --stdio -i - --sort comm,dso -g none < tp.pipe 2>tpe | grep -v '(Tip' > tpb;"
+	    " cat tpe; diff tpa tpb | grep -c '^[<>]'; grep -c '%%' tpb", dir, pevt_bin);
+	snprintf(log, sizeof(log), "%s", o.out);
+	/* no error, the same rows, and rows there are (ls, sh, ...) */
+	EXPECT_EQ(NULL, strstr(o.out, "Error")) TH_LOG("%s", log);
+	EXPECT_EQ(0, atoi(o.out)) TH_LOG("%s", log);
+	EXPECT_LT(2, atoi(strchr(o.out, '\n') ? strchr(o.out, '\n') + 1 : "0")) TH_LOG("%s", log);
+	out_free(&o);
+}
+
 TEST_F_TIMEOUT(perf, zstd, 300)
 {
 	NEED_FIXTURES();

@@ -345,10 +345,9 @@ done
 # in order), no round-guarantee violation across snapshots, and -- the
 # pevt backend switches buffers
 # instead of pausing them -- every sequence number exactly SWK times: no
-# record lost or written twice between snapshots.  (Not pevt report: its
-# reader stops at a pipe's TRACING_DATA payload, any tracepoint pipe's,
-# perf's own too; the host's snapshot_test reads cpu-clock streams with
-# it.)  A pipe-mode stream saved to a file reads with -i FILE too.
+# record lost or written twice between snapshots; pevt report -i - counts
+# the same samples (its reader skips a pipe's TRACING_DATA payload since
+# 2026-11-29).  A pipe-mode stream saved to a file reads with -i FILE too.
 if [ -c /dev/pevt ]; then
 	rm -f ow.pipe started finished
 	pevt record --backend pevt --overwrite --switch-output -e raw_syscalls:sys_enter -c 1 -m 512 -o - -- \
@@ -365,12 +364,13 @@ if [ -c /dev/pevt ]; then
 	cap=$(sed -n 's/.*Captured and wrote .* stdout (\([0-9]*\) samples in \([0-9]*\) snapshots*) ]$/\1 \2/p' w.err)
 	perf script -F trace:comm,trace -i - <ow.pipe >seqs 2>s.err
 	got=$(wc -l <seqs)
+	pgot=$(pevt report --stdio -i - <ow.pipe 2>p.err | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p')
 	if [ $rc = 0 ] && [ "$nsnap" -ge 3 ] && [ "$cap" = "$sum $nsnap" ] && [ "$got" = "$sum" ] &&
-	   quiet s.err && ! grep -q 'had wrapped' w.err; then
-		ok "pevt --overwrite -o -: $nsnap snapshots in one stream, perf script shows their $sum samples, no warning"
+	   [ "$pgot" = "$sum" ] && quiet s.err && ! grep -q 'had wrapped' w.err; then
+		ok "pevt --overwrite -o -: $nsnap snapshots in one stream, perf script and pevt report show their $sum samples, no warning"
 	else
-		notok "pevt --overwrite -o -: rc $rc, $nsnap snapshots, summary '$cap', Snapshot lines $sum, perf script $got"
-		log w.err s.err
+		notok "pevt --overwrite -o -: rc $rc, $nsnap snapshots, summary '$cap', Snapshot lines $sum, perf script $got, pevt report ${pgot:-none}"
+		log w.err s.err p.err
 	fi
 	# each snapshot's samples in a round of their own, in order
 	perf report -D --disable-order -i - <ow.pipe 2>/dev/null | awk '
@@ -435,7 +435,10 @@ for d in write uring threads pin; do
 		s=$(summary w.err)
 		l=$(sed -n 's/.*samples, \([0-9]*\) lost) ]$/\1/p' w.err | tail -n1)
 		got=$(perf script -F tid,time -i d.data 2>s.err | wc -l)
-		if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 100 ] && [ "$got" = "$s" ] && quiet_lost s.err; then
+		# more than half a ring (one wakeup's worth): the 6.1 lane
+		# kept 73 of 20000 once (host with two other jobs), where the
+		# check was "more than 100"; the point is perf's count = pevt's
+		if [ $rc = 0 ] && [ -n "$s" ] && [ "$s" -gt 20 ] && [ "$got" = "$s" ] && quiet_lost s.err; then
 			ok "--drain=$d $b -m 1: perf script shows the $s samples ($l lost), no other warning; $(sed -n 's/.*pevt record: drain \(.*\) ]$/\1/p' w.err)"
 		else
 			notok "--drain=$d $b -m 1: rc $rc, pevt $s samples, perf script $got"; log w.err s.err

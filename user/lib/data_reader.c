@@ -1214,6 +1214,28 @@ static int raw_next(struct pevt_data *d, struct stream *s, struct pevt_data_rec 
 		r->off = s->pos;
 		r->transient = true;
 		s->pos += hh.size;
+		if (hh.type == PERF_RECORD_HEADER_TRACING_DATA && hh.size >= sizeof(hh) + 4) {
+			/*
+			 * In a pipe the tracepoint formats follow the record,
+			 * outside its size: u32 size bytes, padding included
+			 * (perf_event__process_tracing_data()).  Not needed for
+			 * a report: skipped.
+			 */
+			uint32_t len;
+			char buf[4096];
+
+			memcpy(&len, (uint8_t *)s->tmp + sizeof(hh), sizeof(len));
+			for (uint32_t left = len; left; ) {
+				n = read_full(d->fd, buf, left < sizeof(buf) ? left : sizeof(buf));
+				if (n <= 0) {
+					set_err(d, "truncated tracing data at offset %#" PRIx64
+						" (%u of %u bytes)", s->pos, len - left, len);
+					return -EBADMSG;
+				}
+				left -= n;
+			}
+			s->pos += len;
+		}
 		return 1;
 	}
 	if (s->pos >= s->off + s->size && s->declared) {
