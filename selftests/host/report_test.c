@@ -366,18 +366,19 @@ TEST_F_TIMEOUT(perf, pipe_tracepoint, 300)
 	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
 		SKIP(return, "no tracefs with raw_syscalls");
-	run(&o, "cd %s && perf record -q -e raw_syscalls:sys_enter -c 1 -o - -- "
-	    "sh -c 'for i in 1 2 3 4 5; do ls / >/dev/null; done' > tp.pipe 2>/dev/null", dir);
+	/* in ( ): run() appends its own redirections to the line */
+	run(&o, "cd %s && (perf record -q -e raw_syscalls:sys_enter -c 1 -o - -- "
+	    "sh -c 'for i in 1 2 3 4 5; do ls / >/dev/null; done' > tp.pipe)", dir);
 	ASSERT_EQ(0, o.status);
 	out_free(&o);
-	run(&o, "cd %s && perf report --stdio -i - --sort comm,dso -g none < tp.pipe 2>/dev/null | grep -v '(Tip' > tpa;"
+	run(&o, "cd %s && (perf report --stdio -i - --sort comm,dso -g none < tp.pipe 2>/dev/null | grep -v '(Tip' > tpa;"
 	    " %s report --stdio -i - --sort comm,dso -g none < tp.pipe 2>tpe | grep -v '(Tip' > tpb;"
-	    " cat tpe; diff tpa tpb | grep -c '^[<>]'; grep -c '%%' tpb", dir, pevt_bin);
+	    " diff tpa tpb | grep -c '^[<>]'; grep -c '%%' tpb; cat tpe)", dir, pevt_bin);
 	snprintf(log, sizeof(log), "%s", o.out);
-	/* no error, the same rows, and rows there are (ls, sh, ...) */
+	/* no error, the same rows, and rows there are (ls and sh in the kernel) */
 	EXPECT_EQ(NULL, strstr(o.out, "Error")) TH_LOG("%s", log);
 	EXPECT_EQ(0, atoi(o.out)) TH_LOG("%s", log);
-	EXPECT_LT(2, atoi(strchr(o.out, '\n') ? strchr(o.out, '\n') + 1 : "0")) TH_LOG("%s", log);
+	EXPECT_LE(2, atoi(strchr(o.out, '\n') ? strchr(o.out, '\n') + 1 : "0")) TH_LOG("%s", log);
 	out_free(&o);
 }
 
