@@ -74,6 +74,26 @@ rounds_bad() {
 	END { printf "%d %d\n", bad + 0, r + 0 }'
 }
 
+# seqs_each FILE: perf script -F trace:comm,trace lines of SWK runs of
+# `pevt bench record-loop SWN`: every sequence number (getppid's first
+# argument, NR 110, in hex) 0..SWN-1 exactly SWK times, each sample with
+# its COMM (not ":PID"); the counts and the first misses on stdout.
+seqs_each() {
+	awk -v n=$SWN -v k=$SWK '
+	function hex(s,   i, v) {
+		v = 0; s = tolower(s)
+		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v }
+	$1 != "sh" && /NR 110 \(/ {
+		s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
+		if (v >= n) next
+		c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
+	END {
+		for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
+		printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
+		exit !(bad == 0 && kept == n * k && unnamed == 0) }' "$1"
+}
+
 # check NAME INPUT SAMPLES [CMDS [FIELDS]]: perf reads INPUT ("-i f" or
 # "-i - <f") cleanly: perf script -F FIELDS (default tid,time: no symbol
 # lookups, which are slow under TCG), then each of CMDS
@@ -274,20 +294,7 @@ for zo in "" -z; do
 			log w.err
 		fi
 		# sequence numbers: the first argument of getppid (NR 110), in hex
-		awk -v n=$SWN -v k=$SWK '
-		function hex(s,   i, v) {
-			v = 0; s = tolower(s)
-			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-			return v }
-		$1 != "sh" && /NR 110 \(/ {
-			s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
-			if (v >= n) next
-			c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
-		END {
-			for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
-			printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
-			exit !(bad == 0 && kept == n * k && unnamed == 0) }' seqs >seq.log
-		if [ $? = 0 ]; then
+		if seqs_each seqs >seq.log; then
 			ok "pevt$zl --switch-output: every sequence number $SWK times over the files, none lost or twice at a switch"
 		else
 			notok "pevt$zl --switch-output: sequence numbers"; cat seq.log
@@ -386,20 +393,7 @@ if [ -c /dev/pevt ]; then
 		notok "pevt --overwrite -o -: rounds: $1 violations in $2 rounds; samples per round vs Snapshot lines:"
 		paste rsnaps snaps | log
 	fi
-	awk -v n=$SWN -v k=$SWK '
-	function hex(s,   i, v) {
-		v = 0; s = tolower(s)
-		for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
-		return v }
-	$1 != "sh" && /NR 110 \(/ {
-		s = $0; sub(/.*NR 110 \(/, "", s); sub(/,.*/, "", s); v = hex(s)
-		if (v >= n) next
-		c[v]++; kept++; if ($1 ~ /^:/) unnamed++ }
-	END {
-		for (i = 0; i < n; i++) if (c[i] != k && bad++ < 5) printf "# sequence number %d: %d times, not %d\n", i, c[i], k
-		printf "# %d samples of the loops, %d without their COMM\n", kept, unnamed
-		exit !(bad == 0 && kept == n * k && unnamed == 0) }' seqs >seq.log
-	if [ $? = 0 ]; then
+	if seqs_each seqs >seq.log; then
 		ok "pevt --overwrite -o -: every sequence number $SWK times in the stream, none lost or twice between snapshots"
 	else
 		notok "pevt --overwrite -o -: sequence numbers"; cat seq.log
