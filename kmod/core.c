@@ -438,6 +438,7 @@ static int __pevt_install(struct pevt_context *ctx, void *data, bool active)
 	event->tstamp = ctx->time;
 	list_add_tail(&event->event_entry, &ctx->event_list);
 	ctx->nr_events++;
+	pevt_ctx_unclone(ctx);
 	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
 		ctx->nr_hw_events++;
 	if (leader == event) {
@@ -489,6 +490,7 @@ static int __pevt_remove(struct pevt_context *ctx, void *data, bool active)
 	pevt_group_detach(event);
 	list_del_init(&event->event_entry);
 	ctx->nr_events--;
+	pevt_ctx_unclone(ctx);
 	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
 		ctx->nr_hw_events--;
 	event->attached = false;
@@ -1252,11 +1254,13 @@ void pevt_event_remove_free(struct pevt_event *event)
 }
 
 /**
- * pevt_ctx_enable_on_exec() - perf_event_enable_on_exec() for a task context.
+ * pevt_ctx_enable_on_exec() - the end of perf_event_enable_on_exec() for a
+ * task context.
  * @ctx: the context of current, which just exec'd
  *
- * Process context.  Each enable_on_exec event is enabled once (the bit is
- * cleared, as perf does).
+ * Process context.  The events were enabled at the exec's edge
+ * (pevt_ctx_exec_edge()); here each one's bit is cleared, so it is enabled
+ * once, as perf does, and the rotation re-plans.
  */
 void pevt_ctx_enable_on_exec(struct pevt_context *ctx)
 {
@@ -1274,16 +1278,22 @@ void pevt_ctx_enable_on_exec(struct pevt_context *ctx)
 }
 
 /**
- * pevt_ctx_exec_stop() - remove_on_exec: stop the events at the exec.
+ * pevt_ctx_exec_edge() - the exec's edge: enable_on_exec events start,
+ * remove_on_exec events stop.
  * @ctx: the context of current, which is exec'ing (past the point of no
  *	 return, where perf_event_exec() runs)
  *
- * Any context, preemption disabled (a tracepoint probe).  Every
- * remove_on_exec event stops counting now and goes to PEVT_STATE_EXIT,
- * which no ioctl leaves; pevt_inherit_exec()'s task work takes the events
- * out of the context before the new program runs.
+ * Any context, preemption disabled (a tracepoint probe).  As perf's
+ * perf_event_exec(): enable_on_exec events are enabled here, so the
+ * exec's COMM, the new program's MMAPs and its loading are theirs (until
+ * 2026-11-29 pevt enabled them in the exec's task work, on the way to
+ * user space: the program's mappings were missed and a tree's task-clock
+ * read 0.977 of stock's); the task work clears the bit and re-plans
+ * (pevt_ctx_enable_on_exec()).  Every remove_on_exec event stops counting
+ * now and goes to PEVT_STATE_EXIT, which no ioctl leaves; the task work
+ * takes it out of the context before the new program runs.
  */
-void pevt_ctx_exec_stop(struct pevt_context *ctx)
+void pevt_ctx_exec_edge(struct pevt_context *ctx)
 {
 	struct pevt_event *event;
 	unsigned long flags;
@@ -1293,6 +1303,14 @@ void pevt_ctx_exec_stop(struct pevt_context *ctx)
 	active = ctx->active_cpu == smp_processor_id();
 	if (active)
 		pevt_update_context_time(ctx);
+	list_for_each_entry(event, &ctx->event_list, event_entry) {
+		if (!event->attr.enable_on_exec ||
+		    event->state >= PEVT_STATE_INACTIVE)
+			continue;
+		__pevt_enable(ctx, event, active);
+		/* perf_event_enable_on_exec(): unclone_ctx() */
+		WRITE_ONCE(ctx->clone_root, 0);
+	}
 	list_for_each_entry(event, &ctx->event_list, event_entry) {
 		if (!event->attr.remove_on_exec ||
 		    event->state == PEVT_STATE_EXIT)
@@ -1313,6 +1331,8 @@ void pevt_event_remove(struct pevt_event *event)
 	ctx_function_call(event->ctx, __pevt_remove, event);
 }
 
+static atomic64_t pevt_ctx_uids = ATOMIC64_INIT(0);
+
 /**
  * pevt_ctx_init() - initialise an empty context.
  * @ctx: the context
@@ -1330,6 +1350,7 @@ void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task)
 	INIT_LIST_HEAD(&ctx->event_list);
 	INIT_HLIST_NODE(&ctx->hash_node);
 	refcount_set(&ctx->refcount, 1);
+	ctx->uid = atomic64_inc_return(&pevt_ctx_uids);
 	ctx->cpu = cpu;
 	ctx->task = task;
 	ctx->active_cpu = task ? -1 : cpu;

@@ -18,8 +18,10 @@
  *  - read() of an opened event adds its exited children (child_*) and
  *    reads each live child; ENABLE/DISABLE/RESET apply to the children
  *    too (perf_event_for_each_child()); closing it frees its children.
- *  - enable_on_exec: at exec a task work enables, before the new program
- *    runs, the context's enable_on_exec events (once each, as perf).
+ *  - enable_on_exec: the exec enables the context's enable_on_exec events
+ *    where perf_event_exec() does (task_rename in begin_new_exec()), so the
+ *    exec's COMM and the new program's MMAPs reach them; a task work then
+ *    clears the bits (once each, as perf) and re-plans the rotation.
  *  - remove_on_exec (perf_event_remove_on_exec()): at the exec's
  *    task_rename (begin_new_exec(), right after perf_event_exec()) the
  *    task's remove_on_exec events stop and go to PEVT_STATE_EXIT, so the
@@ -29,8 +31,9 @@
  *    into its parent (with inherit_stat after a PERF_RECORD_READ of its
  *    own values, perf's sync_child_event()) and is freed.
  *  - inherit_stat: perf keeps per-task counts apart when it swaps the
- *    contexts of a parent and child (perf_event_sync_stat()); pevt never
- *    swaps contexts, so only the READ records above are to do.  At exit
+ *    contexts of a parent and child (perf_event_sync_stat()); pevt keeps
+ *    a context in across such a switch instead of exchanging them
+ *    (context.c, ctx_equiv()), so only the READ records above are to do.  At exit
  *    perf writes none (sync_child_event() sees ctx->task ==
  *    TASK_TOMBSTONE), nor does pevt.
  *
@@ -112,6 +115,8 @@ struct inherit_work {
 	struct work_struct	put;	/* task_work_add() failed */
 	struct pevt_context	*pctx;	/* the parent's context, a reference */
 	bool			thread;	/* CLONE_THREAD */
+	int			made;	/* child events made */
+	bool			partial;/* a group not inherited: no clone */
 	/* On inherit_pending until the work runs, under its lock: */
 	struct hlist_node	node;
 	struct task_struct	*child;
@@ -230,19 +235,26 @@ static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 
 	list_for_each_entry(leader, groups, group_entry) {
 		if (!leader->attr.inherit ||
-		    (leader->attr.inherit_thread && !thread))
+		    (leader->attr.inherit_thread && !thread)) {
+			w->partial = true;
 			continue;
+		}
 		cl = pevt_inherit_event(leader, current, NULL, w);
 		if (IS_ERR(cl)) {
 			atomic_inc(&pevt_inherit_failed);
+			w->partial = true;
 			continue;
 		}
 		atomic_inc(&pevt_inherit_children);
+		w->made++;
 		pevt_for_each_sibling(sibling, leader) {
-			if (IS_ERR(pevt_inherit_event(sibling, current, cl, w)))
+			if (IS_ERR(pevt_inherit_event(sibling, current, cl, w))) {
 				atomic_inc(&pevt_inherit_failed);
-			else
+				w->partial = true;
+			} else {
 				atomic_inc(&pevt_inherit_children);
+				w->made++;
+			}
 		}
 	}
 }
@@ -265,6 +277,9 @@ static void inherit_fork_fn(struct callback_head *cb)
 		mutex_lock(&pctx->mutex);
 		inherit_groups(&pctx->pinned_groups, w);
 		inherit_groups(&pctx->flexible_groups, w);
+		/* perf_event_init_context(): inherited_all makes a clone */
+		if (!w->partial && w->made)
+			pevt_ctx_mark_clone(current, pctx, w->made);
 		mutex_unlock(&pctx->mutex);
 	}
 	mutex_unlock(&pevt_inherit_mutex);
@@ -304,6 +319,8 @@ void pevt_inherit_fork(struct task_struct *child)
 	}
 	__module_get(THIS_MODULE);
 	w->thread = same_thread_group(current, child);
+	w->made = 0;
+	w->partial = false;
 	w->child = child;
 	w->ran = 0;
 	w->in = 0;
@@ -472,8 +489,9 @@ static bool ctx_has_exec_work(struct pevt_context *ctx)
 }
 
 /**
- * pevt_inherit_exec() - sched_process_exec: enable_on_exec events go on,
- * remove_on_exec events go out, before the new program's first instruction.
+ * pevt_inherit_exec() - sched_process_exec: the exec's task work (the
+ * enable_on_exec bits cleared and the rotation re-planned, remove_on_exec
+ * events taken out), before the new program's first instruction.
  * @task: current
  */
 void pevt_inherit_exec(struct task_struct *task)
@@ -492,23 +510,24 @@ void pevt_inherit_exec(struct task_struct *task)
 	}
 }
 
-/* Under RCU: stop the remove_on_exec events of the context found. */
-static bool ctx_exec_stop(struct pevt_context *ctx)
+/* Under RCU: the exec's edge for the context found. */
+static bool ctx_exec_edge(struct pevt_context *ctx)
 {
-	pevt_ctx_exec_stop(ctx);
+	pevt_ctx_exec_edge(ctx);
 	return false;
 }
 
 /**
- * pevt_inherit_exec_stop() - the exec's task_rename (begin_new_exec(),
- * where perf_event_exec() has just run): remove_on_exec events stop.
+ * pevt_inherit_exec_edge() - the exec's task_rename (begin_new_exec(),
+ * where perf_event_exec() has just run): enable_on_exec events start,
+ * remove_on_exec events stop.
  * @task: current, exec'ing, past the point of no return
  *
  * Preemption disabled, task_lock() held: only raw spinlocks.
  */
-void pevt_inherit_exec_stop(struct task_struct *task)
+void pevt_inherit_exec_edge(struct task_struct *task)
 {
-	ctx_find_task_get(task, ctx_exec_stop, false);
+	ctx_find_task_get(task, ctx_exec_edge, false);
 }
 
 /* ---- the opened event's side ------------------------------------------ */

@@ -228,6 +228,18 @@ struct pevt_context {
 	struct callback_head	exit_work;	/* folds them at task exit */
 	struct callback_head	exec_work;	/* enable_on_exec */
 	bool			exec_queued;	/* exec_work pending (ctx->lock) */
+
+	/*
+	 * perf's context swap (context.c, ctx_equiv()): a task context made
+	 * whole by inherit from another is that one's clone until an event
+	 * goes in or out of it.  Written under ctx->lock, read racily by the
+	 * switch hook (a wrong answer only moves one switch's few us).
+	 */
+	u64			uid;		/* unique, from pevt_ctx_init() */
+	u64			generation;	/* ++ at every install and remove */
+	u64			clone_root;	/* uid of the context it is a clone of, or 0 */
+	u64			clone_gen;	/* that context's generation then */
+	bool			cloned;		/* a context was made a clone of it */
 };
 
 /**
@@ -254,6 +266,17 @@ static inline struct pevt_cpu_context *pevt_cpuctx(int cpu)
  * ctx->timestamp (perf's task_clock_event_read(), calc_timer_values()).
  * With ctx->lock held, or on the context's CPU with irqs off.
  */
+/*
+ * An event went into or out of @ctx (ctx->lock held): it is no clone of
+ * anything now, and its clones no longer match it (perf: generation++ in
+ * list_add_event()/list_del_event(), unclone_ctx()).
+ */
+static inline void pevt_ctx_unclone(struct pevt_context *ctx)
+{
+	WRITE_ONCE(ctx->generation, ctx->generation + 1);
+	WRITE_ONCE(ctx->clone_root, 0);
+}
+
 static inline u64 pevt_ctx_time_now(const struct pevt_context *ctx)
 {
 	u64 now = READ_ONCE(ctx->time);
@@ -324,6 +347,8 @@ struct pevt_context *ctx_find_task_get(struct task_struct *task,
 				       bool (*want)(struct pevt_context *ctx),
 				       bool get);
 void ctx_put(struct pevt_context *ctx);
+void pevt_ctx_mark_clone(struct task_struct *task, struct pevt_context *pctx,
+			 int nr_events);
 void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx);
 int pevt_context_init(void);
@@ -336,7 +361,7 @@ struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 void pevt_event_remove_free(struct pevt_event *event);
 int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
 void pevt_ctx_enable_on_exec(struct pevt_context *ctx);
-void pevt_ctx_exec_stop(struct pevt_context *ctx);
+void pevt_ctx_exec_edge(struct pevt_context *ctx);
 void pevt_event_remove(struct pevt_event *event);
 
 /* inherit.c */
@@ -347,7 +372,7 @@ void pevt_inherit_switch(struct task_struct *task, bool in);
 u64 pevt_inherit_ran(void *pending);
 void pevt_inherit_exit(struct task_struct *task);
 void pevt_inherit_exec(struct task_struct *task);
-void pevt_inherit_exec_stop(struct task_struct *task);
+void pevt_inherit_exec_edge(struct task_struct *task);
 void pevt_inherit_release(struct pevt_event *event);
 void pevt_inherit_read(struct pevt_event *event, u64 *values);
 void pevt_inherit_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);

@@ -439,7 +439,7 @@ static void sb_rename_probe(void *data, struct task_struct *task,
 	 * events stop there (inherit.c), before the COMM.
 	 */
 	if (task == current && current->in_execve)
-		pevt_inherit_exec_stop(task);
+		pevt_inherit_exec_edge(task);
 	if (sb_on() && task == current)
 		pevt_output_comm(task, comm, current->in_execve);
 }

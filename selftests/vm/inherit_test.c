@@ -179,7 +179,7 @@ FIXTURE_TEARDOWN(inh)
 static void compare(struct __test_metadata *_metadata, int dev,
 		    const char *script, int on_exec)
 {
-	struct evset st, pv, st0;
+	struct evset st, pv, st0, pv0;
 	struct counts cs, cp, c0;
 	uint64_t stock_lo, stock_hi;
 	pid_t pid;
@@ -189,8 +189,14 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, evset_open(-1, pid, 1, on_exec, &st)) TH_LOG("stock: %s", strerror(errno));
 	ASSERT_EQ(0, evset_open(dev, pid, 1, on_exec, &pv)) TH_LOG("pevt: %s", strerror(errno));
-	/* Without inherit, on the stock side: the shell alone. */
+	/*
+	 * Without inherit, on the stock side: the shell alone.  Its twin on
+	 * the pevt side keeps the two trees alike: an event that is not
+	 * inherited makes the children's contexts no clones, so neither
+	 * kernel swaps contexts here (context_swap_like_stock does).
+	 */
 	ASSERT_EQ(0, evset_open(-1, pid, 0, on_exec, &st0));
+	ASSERT_EQ(0, evset_open(dev, pid, 0, on_exec, &pv0));
 	if (on_exec) {
 		/* Not yet exec'd: nothing counted on either side. */
 		burn_cpu_ns(5 * NSEC_PER_MSEC);
@@ -225,11 +231,12 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	EXPECT_LE(cp.sys > cs.sys ? cp.sys - cs.sys : cs.sys - cp.sys,
 		  cs.sys / 100 + 3);
 	/*
-	 * task-clock, only bounded (the syscall count above is the exact
-	 * check that no child is missed): unpinned shells on two vCPUs
-	 * that take turns on one host thread (Documentation/inherit.md:
-	 * pevt/stock 1.00 .. 1.03 on 6.12 since the exit and fork edges
-	 * match perf's; short_children_clock_like_stock checks those).
+	 * task-clock within 3% of stock's (the syscall count above is the
+	 * exact check that no child is missed).  Since the exit, fork,
+	 * switch and exec edges match perf's (Documentation/inherit.md),
+	 * pevt/stock is 0.987 .. 0.998 on 6.12; before the switch and exec
+	 * edges, 1.016 .. 1.037 (pipeline, fork churn) and 0.976 .. 0.992
+	 * (enable_on_exec).
 	 *
 	 * The reference is stock's own two task-clock events on the tree,
 	 * alone and in the group: on 6.1 (and the debug kernel) they
@@ -240,8 +247,10 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	 * while on 6.12 (one context per task) they are equal to the ns.
 	 * A bound against one of them alone is a bound against that 6.1
 	 * artefact too (the check flaked at 1.507 and 1.74 in earlier runs,
-	 * kernel not recorded); pevt is held to 0.8 .. 1.5 of stock's own
-	 * range instead, which on 6.12 is the one value it was before.
+	 * kernel not recorded); pevt is held to stock's own range, 3% wider
+	 * on each side, which on 6.12 is one value (6.1 and debug,
+	 * 2026-11-29: pevt within 0.989 .. 1.018 of the group's, below
+	 * the lone one's).
 	 */
 	stock_lo = cs.clk < cs.gclk ? cs.clk : cs.gclk;
 	stock_hi = cs.clk < cs.gclk ? cs.gclk : cs.clk;
@@ -249,10 +258,10 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	       cs.clk ? (double)cs.gclk / cs.clk : 0.0,
 	       cs.clk ? (double)cp.clk / cs.clk : 0.0,
 	       cs.gclk ? (double)cp.gclk / cs.gclk : 0.0);
-	EXPECT_LE(stock_lo * 8, cp.clk * 10);
-	EXPECT_LE(cp.clk * 10, stock_hi * 15);
-	EXPECT_LE(stock_lo * 8, cp.gclk * 10);
-	EXPECT_LE(cp.gclk * 10, stock_hi * 15);
+	EXPECT_LE(stock_lo * 97, cp.clk * 100);
+	EXPECT_LE(cp.clk * 100, stock_hi * 103);
+	EXPECT_LE(stock_lo * 97, cp.gclk * 100);
+	EXPECT_LE(cp.gclk * 100, stock_hi * 103);
 	/* Enabled time is the tree's too, and every event ran throughout. */
 	EXPECT_EQ(cp.clk, cp.clk_enabled);
 	EXPECT_EQ(cp.clk_enabled, cp.clk_running);
@@ -260,6 +269,7 @@ static void compare(struct __test_metadata *_metadata, int dev,
 	evset_close(&st);
 	evset_close(&pv);
 	evset_close(&st0);
+	evset_close(&pv0);
 }
 
 TEST_F_TIMEOUT(inh, pipeline_counts_like_stock, 120)
@@ -279,6 +289,102 @@ TEST_F_TIMEOUT(inh, fork_churn_like_stock, 300)
 	compare(_metadata, self->dev, SCRIPT_CHURN, 0);
 	if (before >= 0)
 		EXPECT_EQ(before, live_events()) TH_LOG("child events leaked");
+}
+
+/*
+ * Switch edges: two tasks ping-pong a byte through pipes on CPU 0, 5000
+ * round trips, so each switch's edges are a large part of their time
+ * (20-70 us a round trip under TCG).
+ */
+#define PP_ROUNDS	5000
+
+static int ping_pong(void *arg)
+{
+	int a[2], b[2], i, st;
+	char c = 0;
+	pid_t pid;
+
+	(void)arg;
+	if (pin_to_cpu(0) || pipe(a) || pipe(b))
+		return 1;
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0) {
+		for (i = 0; i < PP_ROUNDS; i++)
+			if (read(a[0], &c, 1) != 1 || write(b[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	for (i = 0; i < PP_ROUNDS; i++)
+		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+			return 1;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 1;
+	return WEXITSTATUS(st);
+}
+
+/* task-clock of the ping-pong on both backends, same run: pevt/stock. */
+static double ping_pong_ratio(struct __test_metadata *_metadata, int dev,
+			      int inherit)
+{
+	struct perf_event_attr a;
+	uint64_t vs[3], vp[3];
+	int go, fs, fp;
+	pid_t pid;
+
+	pid = fork_waiting(ping_pong, NULL, &go);
+	if (pid <= 0)
+		return -1;
+	pevt_attr_clock(&a, PERF_COUNT_SW_TASK_CLOCK,
+			PERF_FORMAT_TOTAL_TIME_ENABLED |
+			PERF_FORMAT_TOTAL_TIME_RUNNING, 0);
+	a.inherit = inherit;
+	fs = sys_perf_event_open(&a, pid, -1, -1, 0);
+	fp = pevt_open(dev, &a, pid, -1, -1, 0);
+	if (fs < 0 || fp < 0 || run_child(pid, go) != 0 ||
+	    read(fs, vs, sizeof(vs)) != sizeof(vs) ||
+	    read(fp, vp, sizeof(vp)) != sizeof(vp) || !vs[0])
+		return -1;
+	TH_LOG("inherit %d: task-clock ns stock %llu pevt %llu (enabled %llu), pevt/stock %.4f, %+.0f ns a round trip",
+	       inherit, (unsigned long long)vs[0], (unsigned long long)vp[0],
+	       (unsigned long long)vp[1], (double)vp[0] / vs[0],
+	       ((double)vp[0] - (double)vs[0]) / PP_ROUNDS);
+	EXPECT_EQ(vp[0], vp[1]);
+	close(fs);
+	close(fp);
+	return (double)vp[0] / vs[0];
+}
+
+/*
+ * Only the first task is counted (no inherit): each round trip switches it
+ * out and in once.  pevt's switch-in is a kprobe at finish_task_switch()'s
+ * entry, before perf_event_task_sched_in(); its clock used to start there
+ * and read 1.04-1.065 of stock's on all three kernels (+1.1-5.6 us a round
+ * trip); started at the end of pevt's switch-in it reads 0.988-1.015.
+ */
+TEST_F_TIMEOUT(inh, switch_edges_like_stock, 120)
+{
+	double r = ping_pong_ratio(_metadata, self->dev, 0);
+
+	ASSERT_LT(0, r);
+	EXPECT_LE(0.975, r);
+	EXPECT_GE(1.025, r);
+}
+
+/*
+ * Both tasks counted (inherit, nothing else open on them): every switch
+ * is between a context and its clone, which perf swaps, counting the
+ * switch itself; pevt read 0.70-0.80 of stock's before it kept a context
+ * in across such a switch (context.c, ctx_equiv()).
+ */
+TEST_F_TIMEOUT(inh, context_swap_like_stock, 120)
+{
+	double r = ping_pong_ratio(_metadata, self->dev, 1);
+
+	ASSERT_LT(0, r);
+	EXPECT_LE(0.97, r);
+	EXPECT_GE(1.03, r);
 }
 
 /*

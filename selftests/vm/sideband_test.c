@@ -273,6 +273,7 @@ FIXTURE_VARIANT(sb) {
 	int size_at_end;	/* pevt buffer with PEVT_SAMPLE_SIZE_AT_END */
 	int ctx_first;		/* a counting pevt event opened first */
 	int task_only;		/* COMM/FORK/EXIT only: attr.comm, attr.task */
+	int on_exec;		/* disabled + enable_on_exec */
 };
 
 /* First: the module's hooks have seen no task context yet. */
@@ -282,6 +283,13 @@ FIXTURE_VARIANT_ADD(sb, mmap1) { .mmap2 = 0 };
 FIXTURE_VARIANT_ADD(sb, mmap2_size_at_end) { .mmap2 = 1, .size_at_end = 1 };
 /* MMAP2 with build ids (PERF_RECORD_MISC_MMAP_BUILD_ID): the same ids. */
 FIXTURE_VARIANT_ADD(sb, mmap2_build_id) { .mmap2 = 1, .build_id = 1 };
+/*
+ * enable_on_exec (perf record -- cmd): the events start at the exec's
+ * perf_event_exec(), so its COMM (COMM_EXEC) and the program's MMAP2s are
+ * theirs.  pevt enabled them in the exec's task work until 2026-11-29 and
+ * missed both (stock 3 COMM_EXEC, pevt 2).
+ */
+FIXTURE_VARIANT_ADD(sb, mmap2_enable_on_exec) { .mmap2 = 1, .on_exec = 1 };
 
 FIXTURE_SETUP(sb)
 {
@@ -346,6 +354,7 @@ TEST_F_TIMEOUT(sb, same_records_as_stock, 120)
 	}
 	sb_attr(&a, variant->mmap2, variant->task_only);
 	a.build_id = variant->build_id;
+	a.disabled = a.enable_on_exec = variant->on_exec;
 	sfd = sys_perf_event_open(&a, child, -1, -1, 0);
 	ASSERT_LE(0, sfd) TH_LOG("stock: %s", strerror(errno));
 	if (variant->size_at_end)
