@@ -112,6 +112,7 @@ int evlist__open(struct evlist *el, bool skip, struct evlist_open_err *oerr)
 				   PERF_FORMAT_TOTAL_TIME_RUNNING;
 		/* Members follow their leader: enabling it starts the group. */
 		attr.disabled = leader;
+		attr.enable_on_exec = leader && el->on_exec;
 		attr.inherit = el->inherit && el->threads[0] != -1;
 		for (c = 0; c < el->nr_cpus; c++) {
 			for (t = 0; t < el->nr_threads; t++) {
@@ -172,6 +173,8 @@ static int for_each_leader(struct evlist *el, int (*fn)(struct pevt_evsel *))
 
 int evlist__enable(struct evlist *el)
 {
+	if (el->on_exec)
+		return 0;	/* the workload's exec enables them */
 	return for_each_leader(el, pevt_evsel__enable);
 }
 

@@ -42,6 +42,7 @@ struct evlist {
 	int *threads;			/* {-1}: any task (per CPU) */
 	int nr_threads;
 	bool inherit;			/* attr.inherit for task targets */
+	bool on_exec;			/* leaders enable_on_exec, not enabled here */
 	struct counter *ctrs;		/* one per event, list order */
 	int nr;
 };

@@ -1756,15 +1756,15 @@ static int setup_events(struct record *r)
 			a->exclude_callchain_user = 1;
 		}
 		/*
-		 * The module's inherit (Documentation/inherit.md).  Not its
-		 * enable_on_exec: the module enables at sched_process_exec,
-		 * after the exec wrote its COMM and mapped the program, so the
-		 * workload's first MMAP2 and COMM would be missed (its samples
-		 * "[unknown]" in perf report).  pevt events are enabled just
-		 * before the workload's exec instead.
+		 * The module's inherit and enable_on_exec (Documentation/
+		 * inherit.md), as perf record's: the workload's events start
+		 * at its exec.  Until 2026-11-29 the module enabled them in the
+		 * exec's task work, after the exec's COMM and the program's
+		 * MMAP2s, so pevt-backend events were enabled just before the
+		 * exec instead (and sampled pevt record's own child until it).
 		 */
 		a->inherit = task && !o->no_inherit;
-		a->enable_on_exec = !!o->argv && task && e->backend != PEVT_BACKEND_DEVICE;
+		a->enable_on_exec = !!o->argv && task;
 		if (i == (extra ? n : 0)) {
 			a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
 			/*

@@ -826,8 +826,13 @@ static int run_once(struct stat_run *r, const sigset_t *oldmask, bool last,
 			p_err("cannot start '%s': %s", o->argv[0], strerror(-ret));
 			goto out;
 		}
-		/* With -a/-C/-p a COMMAND only times the run: it is not counted. */
-		if (!(o->system_wide || o->cpu_list || o->pid_list) &&
+		/*
+		 * With -a/-C/-p a COMMAND only times the run: it is not
+		 * counted.  Counted, it is from its exec on, as perf stat's
+		 * enable_on_exec (not the fork's tail before it).
+		 */
+		r->el.on_exec = !(o->system_wide || o->cpu_list || o->pid_list);
+		if (r->el.on_exec &&
 		    evlist__set_target(&r->el, r->el.cpus[0] == -1 ? NULL : r->el.cpus,
 				       r->el.cpus[0] == -1 ? 0 : r->el.nr_cpus, &r->child, 1)) {
 			p_err("out of memory");
