@@ -287,7 +287,7 @@ FIXTURE_VARIANT_ADD(sb, mmap2_build_id) { .mmap2 = 1, .build_id = 1 };
  * enable_on_exec (perf record -- cmd): the events start at the exec's
  * perf_event_exec(), so its COMM (COMM_EXEC) and the program's MMAP2s are
  * theirs.  pevt enabled them in the exec's task work until 2026-11-29 and
- * missed both (stock 3 COMM_EXEC, pevt 2).
+ * missed both (mutation run: stock 2 COMM_EXEC, pevt 1).
  */
 FIXTURE_VARIANT_ADD(sb, mmap2_enable_on_exec) { .mmap2 = 1, .on_exec = 1 };
 
