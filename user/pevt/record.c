@@ -169,7 +169,20 @@ struct rec_dso {
  */
 struct rec_comm {
 	uint32_t pid, ppid, tid, ptid;
+	uint64_t exec_time;		/* its last exec's COMM_EXEC time */
 	char comm[16];
+};
+
+/*
+ * --switch-output: a mapping of a live process as the files so far know
+ * it (an MMAP2 record, kernel's or synthesized), for synth_gone(): forgotten
+ * at the process's exec (those older than the exec) and exit.
+ */
+struct rec_kmap {
+	uint32_t pid;
+	uint64_t time;			/* sample_id TIME; 0: synthesized */
+	size_t len;			/* bytes of rec, sample_id left out */
+	unsigned char *rec;
 };
 
 /*
@@ -265,6 +278,8 @@ struct record {
 	uint64_t sb_hits;		/* its samples so far */
 	struct rec_comm *comms;		/* the tasks seen, when track_comms */
 	int nr_comms, alloc_comms;
+	struct rec_kmap *kmaps;		/* their processes' mappings, likewise */
+	int nr_kmaps, alloc_kmaps;
 	bool track_comms;
 };
 
@@ -538,6 +553,65 @@ static void comm_set(struct record *r, uint32_t pid, uint32_t tid, const char *c
 	snprintf(c->comm, sizeof(c->comm), "%s", comm);
 }
 
+/* Forget @pid's mappings (all, or those older than @before if not 0). */
+static void maps_drop(struct record *r, uint32_t pid, uint64_t before)
+{
+	int i;
+
+	for (i = r->nr_kmaps - 1; i >= 0; i--) {
+		struct rec_kmap *m = &r->kmaps[i];
+
+		if (m->pid != pid || (before && m->time && m->time >= before))
+			continue;
+		free(m->rec);
+		*m = r->kmaps[--r->nr_kmaps];
+	}
+}
+
+/* Keep a copy of an MMAP2 record of @pid (its first @len bytes). */
+static void maps_add(struct record *r, uint32_t pid, uint64_t time,
+		     const unsigned char *data, uint64_t mask, uint64_t pos,
+		     const void *rec, size_t len)
+{
+	struct rec_comm *c = comm_find(r, pid, false);
+	struct rec_kmap *m;
+
+	/* A mapping of the image an exec (taken already) replaced. */
+	if (time && c && c->exec_time && time < c->exec_time)
+		return;
+	if (r->nr_kmaps == r->alloc_kmaps) {
+		int n = r->alloc_kmaps ? 2 * r->alloc_kmaps : 64;
+
+		m = realloc(r->kmaps, n * sizeof(*m));
+		if (!m)
+			return;
+		r->kmaps = m;
+		r->alloc_kmaps = n;
+	}
+	m = &r->kmaps[r->nr_kmaps];
+	m->rec = malloc(len);
+	if (!m->rec)
+		return;
+	if (rec)
+		memcpy(m->rec, rec, len);
+	else
+		rb_copy(m->rec, data, mask, pos, len);
+	m->pid = pid;
+	m->time = time;
+	m->len = len;
+	r->nr_kmaps++;
+}
+
+/* The TIME of a non-sample record's sample_id, or 0. */
+static uint64_t sid_time(const struct record *r, const unsigned char *data,
+			 uint64_t mask, uint64_t pos, const struct perf_event_header *h)
+{
+	if (!(r->sample_type & PERF_SAMPLE_TIME) || h->size < sizeof(*h) + r->id_hdr_size)
+		return 0;
+	return rb_u64(data, mask, pos + h->size - r->id_hdr_size +
+			  8 * !!(r->sample_type & PERF_SAMPLE_TID));
+}
+
 /*
  * Look at one record on its way to the file: count samples and losses,
  * follow mappings, forks and execs for BUILD_ID.
@@ -578,6 +652,9 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 		char name[PATH_MAX];
 		size_t off = 4 + 4 + 8 * 3 + 24 + 8, len;
 
+		if (r->track_comms && h->size > sizeof(*h) + r->id_hdr_size)
+			maps_add(r, (uint32_t)rb_u64(data, mask, p), sid_time(r, data, mask, pos, h),
+				 data, mask, pos, NULL, h->size - r->id_hdr_size);
 		if (r->o->no_buildid || h->size <= sizeof(*h) + off)
 			break;
 		len = h->size - sizeof(*h) - off - r->id_hdr_size;
@@ -604,10 +681,14 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 	}
 	case PERF_RECORD_EXIT:
 		if (r->track_comms) {
-			struct rec_comm *c = comm_find(r, (uint32_t)rb_u64(data, mask, p + 8), false);
+			uint64_t tt = rb_u64(data, mask, p + 8);	/* tid, ptid */
+			struct rec_comm *c = comm_find(r, (uint32_t)tt, false);
 
 			if (c)
 				*c = r->comms[--r->nr_comms];
+			/* The process is gone with its main thread. */
+			if ((uint32_t)tt == (uint32_t)rb_u64(data, mask, p))
+				maps_drop(r, (uint32_t)tt, 0);
 		}
 		break;
 	case PERF_RECORD_COMM: {
@@ -621,6 +702,19 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 
 			rb_copy(comm, data, mask, p + 8, len < 16 ? len : 16);
 			comm_set(r, (uint32_t)pt, (uint32_t)(pt >> 32), comm);
+			if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+				/*
+				 * The new image's MMAP2s may be in another
+				 * CPU's buffer, taken before this: only the
+				 * older ones go.
+				 */
+				uint64_t t = sid_time(r, data, mask, pos, h);
+				struct rec_comm *c = comm_find(r, (uint32_t)pt, false);
+
+				maps_drop(r, (uint32_t)pt, t);
+				if (c && t > c->exec_time)
+					c->exec_time = t;
+			}
 		}
 		break;
 	}
@@ -1315,6 +1409,8 @@ static int synth_mmaps(struct record *r, int pid)
 	f = fopen(path, "re");
 	if (!f)
 		return 0;	/* gone meanwhile */
+	if (r->track_comms)
+		maps_drop(r, pid, 0);	/* /proc's are the ones now */
 	while (!ret && fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, pgoff, ino;
 		unsigned int maj, min;
@@ -1353,6 +1449,10 @@ static int synth_mmaps(struct record *r, int pid)
 		memset(ev.filename + strlen(name), 0, len - strlen(name));
 		if (!r->o->no_buildid)
 			task_add_map(r, pid, start, end - start, name);
+		if (r->track_comms) {
+			ev.h.size = offsetof(typeof(ev), filename) + len;
+			maps_add(r, pid, 0, NULL, 0, 0, &ev, ev.h.size);
+		}
 		ret = write_rec(r, &ev, offsetof(typeof(ev), filename) + len);
 	}
 	fclose(f);
@@ -1616,13 +1716,14 @@ static int synthesize(struct record *r)
 /*
  * --switch-output, a file after the first: FORK + COMM of the tasks the
  * last file knew that are gone from /proc, though their EXIT is not in a
- * file yet.  They exited between the last file's last pass and now, and
+ * file yet, and MMAP2 of their processes' mappings as the files knew
+ * them.  They exited between the last file's last pass and now, and
  * their last samples, still in the buffers, go into this file.
  */
 static int synth_gone(struct record *r)
 {
 	char path[64];
-	int i, ret = 0;
+	int i, j, ret = 0;
 
 	for (i = 0; i < r->nr_comms && !ret; i++) {
 		struct rec_comm c = r->comms[i];
@@ -1633,6 +1734,15 @@ static int synth_gone(struct record *r)
 		ret = synth_fork(r, c.pid, c.ppid, c.tid, c.ptid);
 		if (!ret)
 			ret = synth_comm(r, c.pid, c.tid, c.comm);
+		for (j = 0; !ret && c.tid == c.pid && j < r->nr_kmaps; j++) {
+			struct rec_kmap *m = &r->kmaps[j];
+			unsigned char rec[sizeof(struct perf_event_header) + PATH_MAX + 64];
+
+			if (m->pid != c.pid || m->len > sizeof(rec))
+				continue;
+			memcpy(rec, m->rec, m->len);	/* write_rec() sets the size */
+			ret = write_rec(r, rec, m->len);
+		}
 	}
 	return ret;
 }
@@ -2753,6 +2863,12 @@ static int switch_output(struct record *r, bool at_exit)
 		r->next_switch = now_ns() + r->o->sw.secs * 1000000000ull;	/* re-armed */
 	if (at_exit)
 		return 0;
+	/*
+	 * Tests: a slow switch, so that tasks exit between the last file's
+	 * last pass and the next file's synthesis (synth_gone()).
+	 */
+	if (getenv("PEVT_RECORD_SWITCH_DELAY_US"))
+		usleep((useconds_t)strtoul(getenv("PEVT_RECORD_SWITCH_DELAY_US"), NULL, 10));
 	drain__delete(r->drain);
 	r->drain = NULL;
 	pevt_data__delete(r->idx_data);
@@ -3104,6 +3220,9 @@ out:
 	switch_files__exit(&r.files);
 	close_switch_event(&r);
 	free(r.comms);
+	for (int i = 0; i < r.nr_kmaps; i++)
+		free(r.kmaps[i].rec);
+	free(r.kmaps);
 	free_record(&r);
 	pevt_events__delete(r.evs);
 	free(o.events);
