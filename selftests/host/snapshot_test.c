@@ -526,6 +526,50 @@ TEST_F(snap, pipe_exec)
 }
 
 /*
+ * The same exec inside a snapshot's window: buffers that do not wrap
+ * (-m 128), the first snapshot before the exec, the second with the
+ * shell's last spin, the exec's COMM and loop2's spin.  The state is read
+ * from /proc after the exec, but stamped at the snapshot's oldest sample:
+ * it must give the name before the exec (the stream's last one), and the
+ * exec's COMM renames the task where it happened.  No sample before the
+ * exec's COMM may be loop2's (sh's, or taskset's before the exec of sh),
+ * every one after it must be.  Before snap_names(): 602 of 1497
+ * pre-exec samples were loop2's.
+ */
+TEST_F(snap, pipe_exec_in_window)
+{
+	long long per[8];
+	double t, pre, post, bad;
+	struct out o;
+
+	if (system("command -v taskset >/dev/null"))
+		SKIP(return, "no taskset");
+	run(&o, "(cp /bin/sh loop2 && %s record --overwrite --switch-output -m 128 -F 2000 -o - -- "
+	    "taskset -c 0 sh -c ': > started; while [ ! -e go ]; do :; done; "
+	    "exec ./loop2 -c \": > execd; while [ ! -e stop ]; do :; done\"' >s.pipe & P=$!; "
+	    STARTED "sleep 0.4; kill -USR2 $P; sleep 0.3; touch go; "
+	    "while [ ! -e execd ]; do sleep 0.05; done; sleep 0.3; kill -USR2 $P; sleep 0.3; "
+	    "touch stop; wait $P)", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_EQ(3, snapshot_lines(o.err, per, 8)) TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "perf script -F comm,tid,time --show-task-events -i - <s.pipe >s.txt && "
+	    "awk 'NR == FNR { if ($0 ~ /PERF_RECORD_COMM exec: loop2/) { t = $3; sub(\":\", \"\", t); T = t + 0 } next } "
+	    "/PERF_RECORD/ { next } "
+	    "{ t = $3; sub(\":\", \"\", t); t += 0; if (t < T) { pre += $1 == \"sh\"; bad += $1 == \"loop2\" } "
+	    "else { post++; bad += $1 != \"loop2\" } } "
+	    "END { printf \"%%.6f %%d %%d %%d\\n\", T, pre, post, bad }' s.txt s.txt");
+	ASSERT_EQ(4, sscanf(o.out, "%lf %lf %lf %lf", &t, &pre, &post, &bad)) TH_LOG("%s", o.out);
+	TH_LOG("exec at %.6f: %.0f sh samples before, %.0f after, %.0f under the wrong name",
+	       t, pre, post, bad);
+	EXPECT_LT(0, t);
+	EXPECT_LT(100, pre);
+	EXPECT_LT(100, post);
+	EXPECT_EQ(0, bad);
+	out_free(&o);
+}
+
+/*
  * The reader gone between snapshots: pevt record sees it (POLLERR on
  * stdout), says so, ends the workload, exits 1.
  */

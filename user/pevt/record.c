@@ -280,6 +280,13 @@ struct record {
 	int nr_comms, alloc_comms;
 	struct rec_kmap *kmaps;		/* their processes' mappings, likewise */
 	int nr_kmaps, alloc_kmaps;
+	/* --overwrite -o -: names synthesized for a snapshot, not /proc's */
+	struct rec_name_over {
+		uint32_t tid;
+		uint64_t exec;			/* its exec in the snapshot */
+		char comm[16];			/* "": not known */
+	} *over;
+	int nr_over;
 	bool track_comms;
 };
 
@@ -1365,8 +1372,16 @@ static int synth_comm(struct record *r, int pid, int tid, const char *comm)
 	} ev = { .h = { .type = PERF_RECORD_COMM }, .pid = pid, .tid = tid };
 	size_t len = strnlen(comm, 15) + 1;
 
-	memcpy(ev.comm, comm, len - 1);
 	comm_set(r, pid, tid, comm);
+	/* A snapshot that holds @tid's exec: its name before it (snap_names()). */
+	for (int i = 0; i < r->nr_over; i++) {
+		if (r->over[i].tid == (uint32_t)tid && r->over[i].comm[0]) {
+			comm = r->over[i].comm;
+			len = strnlen(comm, 15) + 1;
+			break;
+		}
+	}
+	memcpy(ev.comm, comm, len - 1);
 	return write_rec(r, &ev, offsetof(typeof(ev), comm) + ((len + 7) & ~7ul));
 }
 
@@ -2933,6 +2948,9 @@ struct rec_snap {
 	struct record *r;
 	int argc;
 	char **argv;
+	struct snapshot *s;		/* -o -: the snapshots are stamped */
+	uint64_t oldest;		/* the snapshot's oldest sample */
+	int pass;			/* snap_names_rec(): 0 execs, 1 names */
 };
 
 static int snap_prepare(void *ctx, struct pevt_data_writer *w)
@@ -2946,6 +2964,96 @@ static int snap_prepare(void *ctx, struct pevt_data_writer *w)
 	return pevt_data_writer__add_host_features(w, rs->argc + 1, rs->argv - 1);
 }
 
+/* The TIME of a staged non-sample record's sample_id, or 0. */
+static uint64_t staged_time(const struct record *r, const struct perf_event_header *h)
+{
+	uint64_t t;
+
+	if (!(r->sample_type & PERF_SAMPLE_TIME) || h->size < sizeof(*h) + r->id_hdr_size)
+		return 0;
+	memcpy(&t, (const char *)h + h->size - r->id_hdr_size +
+		   8 * !!(r->sample_type & PERF_SAMPLE_TID), 8);
+	return t;
+}
+
+static struct rec_name_over *over_find(struct record *r, uint32_t tid)
+{
+	for (int i = 0; i < r->nr_over; i++)
+		if (r->over[i].tid == tid)
+			return &r->over[i];
+	return NULL;
+}
+
+/*
+ * Pass 0: the tasks whose exec (COMM_EXEC) is in the snapshot, after its
+ * oldest sample.  Pass 1: their name before it, from a COMM of theirs in
+ * the snapshot no newer than the oldest sample, or from their parent at
+ * a FORK in the snapshot.
+ */
+static void snap_names_rec(void *ctx, const struct perf_event_header *h)
+{
+	struct rec_snap *rs = ctx;
+	struct record *r = rs->r;
+	const uint32_t *u = (const uint32_t *)(h + 1);
+	uint64_t t = staged_time(r, h);
+	struct rec_name_over *o;
+
+	if (h->type == PERF_RECORD_COMM && h->size >= sizeof(*h) + 8 + r->id_hdr_size) {
+		if (rs->pass == 0 && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && t > rs->oldest) {
+			struct rec_name_over *n;
+
+			o = over_find(r, u[1]);
+			if (o) {
+				if (t < o->exec)
+					o->exec = t;
+				return;
+			}
+			n = realloc(r->over, (r->nr_over + 1) * sizeof(*n));
+			if (!n)
+				return;
+			r->over = n;
+			o = &r->over[r->nr_over++];
+			memset(o, 0, sizeof(*o));
+			o->tid = u[1];
+			o->exec = t;
+		} else if (rs->pass == 1 && t <= rs->oldest && (o = over_find(r, u[1]))) {
+			snprintf(o->comm, sizeof(o->comm), "%.15s", (const char *)&u[2]);
+		}
+	} else if (h->type == PERF_RECORD_FORK && rs->pass == 1 &&
+		   (o = over_find(r, u[2])) && !o->comm[0]) {
+		/* pid, ppid, tid, ptid: a child starts with its parent's name */
+		struct rec_comm *p = comm_find(r, u[3], false);
+
+		if (p && p->comm[0])
+			memcpy(o->comm, p->comm, sizeof(o->comm));
+	}
+}
+
+/*
+ * --overwrite -o -: a snapshot's state is read from /proc, after the
+ * fact, and stamped with the time of its oldest sample.  A task that
+ * exec'd after that time has its new name in /proc, and its samples from
+ * before the exec would get it too: its state says the name it had
+ * before (the last one the stream knew, rec_comm), and the exec's own
+ * COMM record in the snapshot renames it where it did.
+ */
+static void snap_names(struct rec_snap *rs)
+{
+	struct record *r = rs->r;
+
+	r->nr_over = 0;
+	rs->pass = 0;
+	snapshot__each_record(rs->s, snap_names_rec, rs);
+	for (int i = 0; i < r->nr_over; i++) {
+		struct rec_comm *c = comm_find(r, r->over[i].tid, false);
+
+		if (c && c->comm[0])
+			memcpy(r->over[i].comm, c->comm, sizeof(c->comm));
+	}
+	rs->pass = 1;
+	snapshot__each_record(rs->s, snap_names_rec, rs);
+}
+
 static int snap_synthesize(void *ctx, struct pevt_data_writer *w, uint64_t time)
 {
 	struct rec_snap *rs = ctx;
@@ -2953,8 +3061,13 @@ static int snap_synthesize(void *ctx, struct pevt_data_writer *w, uint64_t time)
 
 	rs->r->w = w;
 	rs->r->synth_time = time;
+	if (rs->s && time) {
+		rs->oldest = time;
+		snap_names(rs);
+	}
 	ret = synthesize(rs->r);
 	rs->r->synth_time = 0;
+	rs->r->nr_over = 0;
 	return ret;
 }
 
@@ -2975,7 +3088,7 @@ static bool snap_trigger(void *ctx)
 /* Returns 0 or the exit code. */
 static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, char **argv)
 {
-	struct rec_snap rs = { r, argc, argv };
+	struct rec_snap rs = { .r = r, .argc = argc, .argv = argv };
 	struct snap_event *ev = calloc(r->nr_events, sizeof(*ev));
 	struct snap_buf *bufs = calloc(r->nr_bufs, sizeof(*bufs));
 	int *tfds = calloc(r->nr_sb + 1, sizeof(*tfds));
@@ -3017,6 +3130,10 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 	s = snapshot__new(&p);
 	if (!s)
 		goto out;
+	if (pipe) {
+		rs.s = s;
+		r->track_comms = true;	/* the names the stream knows */
+	}
 	ret = start_targets(r, err_fd, true);
 	if (ret)
 		goto out;
@@ -3220,6 +3337,7 @@ out:
 	switch_files__exit(&r.files);
 	close_switch_event(&r);
 	free(r.comms);
+	free(r.over);
 	for (int i = 0; i < r.nr_kmaps; i++)
 		free(r.kmaps[i].rec);
 	free(r.kmaps);

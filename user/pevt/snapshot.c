@@ -414,6 +414,27 @@ static int write_staged(struct snapshot *s, struct pevt_data_writer *w)
 	return ret;
 }
 
+void snapshot__each_record(struct snapshot *s,
+			   void (*fn)(void *ctx, const struct perf_event_header *h),
+			   void *ctx)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++) {
+		struct snap_cpu *c = &s->cpus[i];
+		size_t pos = c->stage_pos;
+
+		while (pos + sizeof(struct perf_event_header) <= c->stage_size) {
+			const struct perf_event_header *h = (const void *)(c->stage + pos);
+
+			if (h->size < sizeof(*h) || pos + h->size > c->stage_size)
+				break;
+			fn(ctx, h);
+			pos += h->size;
+		}
+	}
+}
+
 /* A write to the stream failed: say why; EPIPE is the reader gone. */
 static void stream_error(struct snapshot *s, int err)
 {

@@ -117,5 +117,13 @@ int snapshot__loop(struct snapshot *s, int sfd, pid_t *child, bool task_targets)
  */
 int snapshot__final(struct snapshot *s);
 void snapshot__delete(struct snapshot *s);
+/*
+ * @fn on each record of the snapshot being taken (from synthesize():
+ * staged, not yet written), CPU by CPU, oldest first within a CPU; the
+ * records have no SIZE_AT_END trailer.
+ */
+void snapshot__each_record(struct snapshot *s,
+			   void (*fn)(void *ctx, const struct perf_event_header *h),
+			   void *ctx);
 
 #endif
