@@ -19,7 +19,7 @@ PKGS=(build-essential bc bison flex libssl-dev libelf-dev kmod cpio gzip xz-util
       qemu-system-x86 busybox-static dwarves
       linux-headers-amd64 linux-headers-6.12-amd64
       libbpf-dev liburing-dev zlib1g-dev libzstd-dev libiberty-dev libdw-dev clang llvm libclang-rt-14-dev bpftool linux-perf
-      gnuplot-nox rsync file dkms pkg-config man-db)
+      gnuplot-nox rsync file dkms pkg-config man-db tcc)
 
 check_only=0
 [ "${1:-}" = --check ] && check_only=1

@@ -68,9 +68,26 @@ perf_bin=$(ls /usr/bin/perf_[0-9]* 2>/dev/null | sort -V | tail -n1 || true)
 if [ -n "$perf_bin" ]; then
 	cp "$perf_bin" "$root/usr/bin/perf"
 fi
-# ... and the shared libraries of perf and of the pevt tools (liburing,
-# libzstd, libelf for pevt record), at the same paths.
-for bin in $perf_bin "$top"/build/bin/*; do
+# GNU make and tcc (deps.sh) for a forking build in the guest (a small
+# C project built with make -j2: inherit_test), with what tcc links with.
+build_tools=
+for t in /usr/bin/make /usr/bin/tcc; do
+	[ -x "$t" ] || continue
+	cp "$t" "$root/usr/bin/"
+	build_tools="$build_tools $t"
+done
+for f in /usr/lib/x86_64-linux-gnu/crt1.o /usr/lib/x86_64-linux-gnu/crti.o \
+	 /usr/lib/x86_64-linux-gnu/crtn.o /usr/lib/x86_64-linux-gnu/libc.so \
+	 /usr/lib/x86_64-linux-gnu/libc_nonshared.a /usr/lib/x86_64-linux-gnu/tcc/libtcc1.a \
+	 /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2; do	# libc.so.6 needs it, by name
+	[ -e "$f" ] || continue
+	mkdir -p "$root$(dirname "$f")"
+	cp -L "$f" "$root$f"
+done
+# ... and the shared libraries of perf, of the pevt tools (liburing,
+# libzstd, libelf for pevt record) and of the build tools, at the same
+# paths.
+for bin in $perf_bin "$top"/build/bin/* $build_tools; do
 	[ -f "$bin" ] || continue
 	for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}'); do
 		[ -e "$root$lib" ] && continue

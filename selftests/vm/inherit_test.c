@@ -23,6 +23,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
@@ -289,6 +290,70 @@ TEST_F_TIMEOUT(inh, fork_churn_like_stock, 300)
 	compare(_metadata, self->dev, SCRIPT_CHURN, 0);
 	if (before >= 0)
 		EXPECT_EQ(before, live_events()) TH_LOG("child events leaked");
+}
+
+/*
+ * make -j2 of a small C project (issue 14's forking build): GNU make and
+ * tcc, which scripts/vmtest.sh copies into the guest when the build
+ * machine has them (scripts/deps.sh installs tcc).  Six files, no
+ * headers (the guest has none), linked against the guest's libc; the
+ * program runs at the end.
+ */
+#define PROJ		"/tmp/inherit_proj"
+#define SCRIPT_MAKE	"cd " PROJ " && make -s -j2 && ./prog > /dev/null"
+
+static int write_file(const char *name, const char *text)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), PROJ "/%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fputs(text, f) < 0 ? -1 : 0;
+	return fclose(f) ? -1 : ret;
+}
+
+static int write_project(void)
+{
+	static const char *const fn[] = { "f1", "f2", "f3", "f4", "f5" };
+	char name[16], text[512];
+	int i;
+
+	if (system("rm -rf " PROJ) || mkdir(PROJ, 0755))
+		return -1;
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "%s.c", fn[i]);
+		snprintf(text, sizeof(text),
+			 "static int tab[64];\n"
+			 "int %s(int x)\n{\n\tint i, j, s = 0;\n\n"
+			 "\tfor (i = 0; i < 64; i++)\n\t\ttab[i] = i * x;\n"
+			 "\tfor (j = 0; j < 2000; j++)\n\t\tfor (i = 0; i < 64; i++)\n"
+			 "\t\t\ts += tab[i] %% (j + 1);\n\treturn s;\n}\n", fn[i]);
+		if (write_file(name, text))
+			return -1;
+	}
+	if (write_file("main.c",
+		       "int printf(const char *, ...);\n"
+		       "int f1(int), f2(int), f3(int), f4(int), f5(int);\n"
+		       "int main(void)\n{\n\tprintf(\"%d\\n\", f1(1) + f2(2) + f3(3) + f4(4) + f5(5));\n"
+		       "\treturn 0;\n}\n") ||
+	    write_file("Makefile",
+		       "CC = tcc\nOBJS = main.o f1.o f2.o f3.o f4.o f5.o\n"
+		       "prog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n"
+		       "%.o: %.c\n\t$(CC) -c -o $@ $<\n"))
+		return -1;
+	return 0;
+}
+
+TEST_F_TIMEOUT(inh, make_j2_counts_like_stock, 300)
+{
+	if (access("/usr/bin/make", X_OK) || access("/usr/bin/tcc", X_OK))
+		SKIP(return, "no make or tcc in this guest (scripts/deps.sh installs tcc, scripts/vmtest.sh copies both)");
+	ASSERT_EQ(0, write_project());
+	compare(_metadata, self->dev, SCRIPT_MAKE, 0);
 }
 
 /*
