@@ -61,7 +61,17 @@ fi
 . "$env_file"
 
 for rel in "$KREL_6_1" "$KREL_6_12"; do
-	[ -d "/usr/src/linux-headers-$rel" ] || die "headers for $rel not installed"
+	# The metapackage may have moved on since its headers were installed
+	# (an apt-get update above, for a package added to PKGS, brings a
+	# Debian ABI bump with it): install the headers it points to now.
+	if [ ! -d "/usr/src/linux-headers-$rel" ]; then
+		[ $check_only = 1 ] && { echo "deps: headers for $rel not installed" >&2; exit 1; }
+		need_root "install linux-headers-$rel"
+		log "installing linux-headers-$rel"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq --no-install-recommends "linux-headers-$rel" >/dev/null ||
+			die "cannot install linux-headers-$rel"
+	fi
 	img=$PEVT_CACHE/kernels/vmlinuz-$rel
 	[ -s "$img" ] && continue
 	[ $check_only = 1 ] && { echo "deps: kernel image $rel not fetched" >&2; exit 1; }
