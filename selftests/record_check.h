@@ -70,6 +70,15 @@ static inline bool perf_quiet(const char *err)
 	return true;
 }
 
+/* `perf report -D --disable-order @input`: the records in file order. */
+static inline FILE *rec_dump_open(const char *input)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "perf report -D --disable-order %s 2>/dev/null", input);
+	return popen(cmd, "r");
+}
+
 /*
  * Weisbecker's guarantee, on the records in file order as `perf report -D
  * --disable-order` dumps them (plain -D dumps them sorted): every timestamped record after round k's FINISHED_ROUND is
@@ -78,15 +87,13 @@ static inline bool perf_quiet(const char *err)
  */
 static inline long rec_round_violations(const char *input, long *rounds, long *timed)
 {
-	char cmd[512], line[1024];
 	uint64_t cur_max = 0, prev_max = 0, flushed = 0;
+	FILE *f = rec_dump_open(input);
+	char line[1024];
 	long bad = 0;
-	FILE *f;
 
 	*rounds = 0;
 	*timed = 0;
-	snprintf(cmd, sizeof(cmd), "perf report -D --disable-order %s 2>/dev/null", input);
-	f = popen(cmd, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {

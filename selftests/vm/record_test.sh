@@ -94,6 +94,15 @@ seqs_each() {
 		exit !(bad == 0 && kept == n * k && unnamed == 0) }' "$1"
 }
 
+# usr2_loops PID: once the loops' workload has begun (./started), SIGUSR2
+# to pevt record PID every 0.5 s until it ends (./finished); then its exit
+# status.  Not before ./started: pevt record may not have blocked it yet.
+usr2_loops() {
+	while [ ! -e started ] && kill -0 $1 2>/dev/null; do sleep 0.05; done
+	while [ ! -e finished ] && kill -0 $1 2>/dev/null; do kill -USR2 $1; sleep 0.5; done
+	wait $1
+}
+
 # check NAME INPUT SAMPLES [CMDS [FIELDS]]: perf reads INPUT ("-i f" or
 # "-i - <f") cleanly: perf script -F FIELDS (default tid,time: no symbol
 # lookups, which are slow under TCG), then each of CMDS
@@ -255,11 +264,7 @@ for zo in "" -z; do
 		pevt record --backend pevt $zo -e raw_syscalls:sys_enter -c 1 -m 256 --switch-output -o sw.data -- \
 			sh -c ": > started; for k in \$(seq $SWK); do pevt bench record-loop $SWN /dev/null; sleep 0.3; done; : > finished" \
 			>w.out 2>w.err &
-		p=$!
-		# SIGUSR2 only once the workload runs (pevt record has blocked it by then).
-		while [ ! -e started ] && kill -0 $p 2>/dev/null; do sleep 0.05; done
-		while [ ! -e finished ] && kill -0 $p 2>/dev/null; do kill -USR2 $p; sleep 0.5; done
-		wait $p
+		usr2_loops $!
 		rc=$?
 		set -- $(sed -n 's/.*Captured and wrote .*(\([0-9]*\) samples, \([0-9]*\) lost) in \([0-9]*\) files* ]$/\1 \2 \3/p' w.err)
 		cap=${1:--1} lost=${2:--1} nfiles=${3:-0}
@@ -360,10 +365,7 @@ if [ -c /dev/pevt ]; then
 	pevt record --backend pevt --overwrite --switch-output -e raw_syscalls:sys_enter -c 1 -m 512 -o - -- \
 		sh -c ": > started; for k in \$(seq $SWK); do pevt bench record-loop $SWN /dev/null; sleep 0.3; done; : > finished" \
 		>ow.pipe 2>w.err &
-	p=$!
-	while [ ! -e started ] && kill -0 $p 2>/dev/null; do sleep 0.05; done
-	while [ ! -e finished ] && kill -0 $p 2>/dev/null; do kill -USR2 $p; sleep 0.5; done
-	wait $p
+	usr2_loops $!
 	rc=$?
 	sed -n 's/^\[ pevt record: Snapshot [0-9]* to stdout (\([0-9]*\) samples.*/\1/p' w.err >snaps
 	nsnap=$(wc -l <snaps)

@@ -1749,15 +1749,9 @@ static int synth_gone(struct record *r)
 		ret = synth_fork(r, c.pid, c.ppid, c.tid, c.ptid);
 		if (!ret)
 			ret = synth_comm(r, c.pid, c.tid, c.comm);
-		for (j = 0; !ret && c.tid == c.pid && j < r->nr_kmaps; j++) {
-			struct rec_kmap *m = &r->kmaps[j];
-			unsigned char rec[sizeof(struct perf_event_header) + PATH_MAX + 64];
-
-			if (m->pid != c.pid || m->len > sizeof(rec))
-				continue;
-			memcpy(rec, m->rec, m->len);	/* write_rec() sets the size */
-			ret = write_rec(r, rec, m->len);
-		}
+		for (j = 0; !ret && c.tid == c.pid && j < r->nr_kmaps; j++)
+			if (r->kmaps[j].pid == c.pid)	/* write_rec() sets the size */
+				ret = write_rec(r, r->kmaps[j].rec, r->kmaps[j].len);
 	}
 	return ret;
 }
@@ -2838,6 +2832,7 @@ static int finish_file(struct record *r)
  */
 static int switch_output(struct record *r, bool at_exit)
 {
+	const char *delay;
 	char name[PATH_MAX];
 	int64_t n;
 
@@ -2882,8 +2877,9 @@ static int switch_output(struct record *r, bool at_exit)
 	 * Tests: a slow switch, so that tasks exit between the last file's
 	 * last pass and the next file's synthesis (synth_gone()).
 	 */
-	if (getenv("PEVT_RECORD_SWITCH_DELAY_US"))
-		usleep((useconds_t)strtoul(getenv("PEVT_RECORD_SWITCH_DELAY_US"), NULL, 10));
+	delay = getenv("PEVT_RECORD_SWITCH_DELAY_US");
+	if (delay)
+		usleep((useconds_t)strtoul(delay, NULL, 10));
 	drain__delete(r->drain);
 	r->drain = NULL;
 	pevt_data__delete(r->idx_data);
@@ -2964,18 +2960,6 @@ static int snap_prepare(void *ctx, struct pevt_data_writer *w)
 	return pevt_data_writer__add_host_features(w, rs->argc + 1, rs->argv - 1);
 }
 
-/* The TIME of a staged non-sample record's sample_id, or 0. */
-static uint64_t staged_time(const struct record *r, const struct perf_event_header *h)
-{
-	uint64_t t;
-
-	if (!(r->sample_type & PERF_SAMPLE_TIME) || h->size < sizeof(*h) + r->id_hdr_size)
-		return 0;
-	memcpy(&t, (const char *)h + h->size - r->id_hdr_size +
-		   8 * !!(r->sample_type & PERF_SAMPLE_TID), 8);
-	return t;
-}
-
 static struct rec_name_over *over_find(struct record *r, uint32_t tid)
 {
 	for (int i = 0; i < r->nr_over; i++)
@@ -2995,7 +2979,8 @@ static void snap_names_rec(void *ctx, const struct perf_event_header *h)
 	struct rec_snap *rs = ctx;
 	struct record *r = rs->r;
 	const uint32_t *u = (const uint32_t *)(h + 1);
-	uint64_t t = staged_time(r, h);
+	/* a staged record is flat: no ring to wrap around */
+	uint64_t t = sid_time(r, (const unsigned char *)h, UINT64_MAX, 0, h);
 	struct rec_name_over *o;
 
 	if (h->type == PERF_RECORD_COMM && h->size >= sizeof(*h) + 8 + r->id_hdr_size) {
