@@ -27,8 +27,13 @@
  * handlers) on every target, so absolute numbers carry that overhead
  * while ratios between subjects measured in one run do not depend on it.
  *
+ * Each target also keeps a histogram of its calls' times (probe_hist.h):
+ * a mean is moved 10-50% by one call the emulator stalled for
+ * milliseconds (under TCG), a median is not.
+ *
  * Nothing is registered until asked: debugfs pevt/probes takes "on",
- * "off" and "reset"; reading it prints one line per target.  Kernels
+ * "off" and "reset"; reading it prints one line per target, then one
+ * "hist NAME LO:COUNT ..." line per target (non-empty buckets).  Kernels
  * without CONFIG_KRETPROBES (the debug kernel) have no such file.
  */
 #include <linux/debugfs.h>
@@ -40,6 +45,7 @@
 
 #include "internal.h"
 #include "pevt_sched.h"
+#include "probe_hist.h"
 
 #ifdef CONFIG_KRETPROBES
 
@@ -52,6 +58,7 @@ struct probe_target {
 	bool		armed;
 	atomic64_t	calls, ns;
 	atomic64_t	max_ns;		/* longest single call */
+	atomic_t	hist[PEVT_HIST_BUCKETS];
 };
 
 static struct probe_target targets[] = {
@@ -69,11 +76,13 @@ static struct dentry *probe_dbg;
 /* pevt_switch_in: context.c's kprobe handler times itself while armed. */
 bool pevt_probe_armed;
 static atomic64_t switch_in_calls, switch_in_ns, switch_in_max;
+static atomic_t switch_in_hist[PEVT_HIST_BUCKETS];
 
 void pevt_probe_account_switch_in(u64 d)
 {
 	s64 old = atomic64_read(&switch_in_max);
 
+	atomic_inc(&switch_in_hist[pevt_hist_bucket(d)]);
 	atomic64_inc(&switch_in_calls);
 	atomic64_add(d, &switch_in_ns);
 	while ((s64)d > old && !atomic64_try_cmpxchg(&switch_in_max, &old, d))
@@ -93,6 +102,7 @@ static int probe_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	u64 d = local_clock() - *(u64 *)ri->data;
 	s64 old = atomic64_read(&t->max_ns);
 
+	atomic_inc(&t->hist[pevt_hist_bucket(d)]);
 	atomic64_inc(&t->calls);
 	atomic64_add(d, &t->ns);
 	while ((s64)d > old && !atomic64_try_cmpxchg(&t->max_ns, &old, d))
@@ -102,13 +112,17 @@ static int probe_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 static void probes_reset(void)
 {
-	int i;
+	int i, b;
 
 	for (i = 0; i < ARRAY_SIZE(targets); i++) {
 		atomic64_set(&targets[i].calls, 0);
 		atomic64_set(&targets[i].ns, 0);
 		atomic64_set(&targets[i].max_ns, 0);
+		for (b = 0; b < PEVT_HIST_BUCKETS; b++)
+			atomic_set(&targets[i].hist[b], 0);
 	}
+	for (b = 0; b < PEVT_HIST_BUCKETS; b++)
+		atomic_set(&switch_in_hist[b], 0);
 	atomic64_set(&switch_in_calls, 0);
 	atomic64_set(&switch_in_ns, 0);
 	atomic64_set(&switch_in_max, 0);
@@ -152,6 +166,20 @@ static void probes_on(void)
 	WRITE_ONCE(pevt_probe_armed, true);
 }
 
+static void hist_show(struct seq_file *m, const char *name, const atomic_t *hist)
+{
+	int b;
+
+	seq_printf(m, "hist %s", name);
+	for (b = 0; b < PEVT_HIST_BUCKETS; b++) {
+		int c = atomic_read(&hist[b]);
+
+		if (c)
+			seq_printf(m, " %llu:%d", pevt_hist_lo(b), c);
+	}
+	seq_putc(m, '\n');
+}
+
 static int probes_show(struct seq_file *m, void *v)
 {
 	int i;
@@ -174,6 +202,10 @@ static int probes_show(struct seq_file *m, void *v)
 		   pevt_probe_armed, (long long)atomic64_read(&switch_in_calls),
 		   (long long)atomic64_read(&switch_in_ns),
 		   (long long)atomic64_read(&switch_in_max));
+	for (i = 0; i < ARRAY_SIZE(targets); i++)
+		if (targets[i].armed || !targets[i].err)
+			hist_show(m, targets[i].name, targets[i].hist);
+	hist_show(m, "pevt_switch_in", switch_in_hist);
 	mutex_unlock(&probe_mutex);
 	return 0;
 }

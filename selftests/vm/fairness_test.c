@@ -349,7 +349,7 @@ TEST(json_schema)
 	static const char *const run_keys[] = {
 		"interval_ms", "slots", "workload", "seconds", "jain", "min_share",
 		"utilization", "error_mean", "error_max", "ticks", "tick_ns",
-		"roundtrips", "groups",
+		"tick_p50_ns", "roundtrips", "groups",
 	};
 	static const char *const member_keys[] = {
 		"\"source\":", "\"count\":", "\"enabled\":", "\"running\":",
@@ -384,6 +384,19 @@ TEST(json_schema)
 		EXPECT_EQ(4, n);
 	}
 	EXPECT_EQ(4, count(o, "\"source\":\"cpu_ns\""));
+	/*
+	 * With the instrument (not on a kernel without kretprobes), the
+	 * median tick from its histogram: there, and of the mean's order
+	 * (a median far above the mean would be a histogram counting wrong).
+	 */
+	if (num(o, "ticks") > 0) {
+		double mean = num(o, "tick_ns"), p50 = num(o, "tick_p50_ns");
+
+		TH_LOG("starvation rotid: %.0f ticks, mean %.0f ns, median %.0f ns",
+		       num(o, "ticks"), mean, p50);
+		EXPECT_LT(0, p50);
+		EXPECT_GE(3 * mean, p50);
+	}
 	free(o);
 	free(json);
 }

@@ -58,6 +58,8 @@
 #include <pevt/core.h>
 #include <pevt/evsel.h>
 #include <pevt/fairopt.h>
+
+#include "probe_hist.h"		/* kmod/: the instrument's histogram */
 #include <pevt/scenario.h>
 
 #include "main.h"
@@ -85,6 +87,7 @@ static const char *const probe_name[NR_PROBES] = {
 struct probe_counts {
 	bool ok[NR_PROBES];
 	long long calls[NR_PROBES], ns[NR_PROBES];
+	long long hist[NR_PROBES][PEVT_HIST_BUCKETS];	/* calls per time bucket */
 };
 
 struct member_result {
@@ -108,7 +111,8 @@ struct run_result {
 	double opt[PEVT_SCEN_MAX_GROUPS];	/* max-min fair optimum, NAN: none */
 	double min_opt, dist;		/* min share/opt, mean |share - opt| */
 	long long ticks;	/* -1: no instrument */
-	double tick_ns;
+	double tick_ns;		/* mean */
+	double tick_p50;	/* median (the instrument's histogram), NAN: none */
 	uint64_t roundtrips;
 };
 
@@ -184,17 +188,45 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+/* "hist NAME LO:COUNT ...": into @pc's histogram of the probe so named. */
+static void probes_read_hist(struct probe_counts *pc, char *line)
+{
+	char name[32], *p, *end;
+	int i, n;
+
+	if (sscanf(line, "hist %31s%n", name, &n) != 1)
+		return;
+	for (i = 0; i < NR_PROBES && strcmp(name, probe_name[i]); i++)
+		;
+	if (i == NR_PROBES)
+		return;
+	for (p = line + n; *p; p = end) {
+		unsigned long long lo = strtoull(p, &end, 10);
+		long long c;
+
+		if (end == p || *end != ':')
+			break;
+		c = strtoll(end + 1, &end, 10);
+		pc->hist[i][pevt_hist_bucket(lo)] += c;
+	}
+}
+
 static int probes_read(struct probe_counts *pc)
 {
-	char line[160], name[32];
 	FILE *f = fopen(PROBES, "r");
+	char *line = NULL, name[32];
 	long long c, ns;
+	size_t cap = 0;
 	int i, armed;
 
 	memset(pc, 0, sizeof(*pc));
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "hist ", 5)) {
+			probes_read_hist(pc, line);
+			continue;
+		}
 		if (sscanf(line, "%31s armed %d calls %lld ns %lld", name, &armed, &c, &ns) != 4)
 			continue;
 		for (i = 0; i < NR_PROBES; i++)
@@ -204,8 +236,18 @@ static int probes_read(struct probe_counts *pc)
 				pc->ns[i] = ns;
 			}
 	}
+	free(line);
 	fclose(f);
 	return 0;
+}
+
+/* The @q quantile of probe @i's calls between two reads; NAN: none. */
+static double probes_quantile(const struct probe_counts *p0, const struct probe_counts *p1,
+			      int i, double q)
+{
+	double v = pevt_hist_quantile(p0->hist[i], p1->hist[i], q);
+
+	return v < 0 ? NAN : v;
 }
 
 /* ---- workloads ----------------------------------------------------- */
@@ -668,6 +710,7 @@ static int run_one(struct bench *b, const struct pevt_scenario *sc, enum sched_k
 	probes_read(&p1);
 	r->ticks = p0.ok[tick] && p1.ok[tick] ? p1.calls[tick] - p0.calls[tick] : -1;
 	r->tick_ns = r->ticks > 0 ? (double)(p1.ns[tick] - p0.ns[tick]) / r->ticks : NAN;
+	r->tick_p50 = r->ticks > 0 ? probes_quantile(&p0, &p1, tick, 0.5) : NAN;
 
 	for (i = 0; i < sc->nr_groups; i++) {
 		const struct pevt_scen_group *g = &sc->groups[i];
@@ -854,11 +897,11 @@ static void print_scenario(const struct run_result *rs, int n)
 	printf("\nscenario %s: %d slots, workload %s, %d groups, interval %u ms\n",
 	       sc->name, sc->slots, pevt_scen_workload__name(sc->workload),
 	       sc->nr_groups, rs[0].interval);
-	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s  %s\n", "sched", "jain",
+	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s %8s  %s\n", "sched", "jain",
 	       "min/opt", "dist", "min", "util", "err-mean", "err-max", "ticks/s",
-	       "ns/tick", "shares % (group order)");
-	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s ", "optimum", "", "", "",
-	       "", "", "", "", "", "");
+	       "ns/tick", "p50 ns", "shares % (group order)");
+	printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s %8s ", "optimum", "", "", "",
+	       "", "", "", "", "", "", "");
 	for (g = 0; g < sc->nr_groups; g++)
 		printf(" %s%s%.1f", sc->groups[g].task ? "T" : "C",
 		       sc->groups[g].pinned ? "p" : "", 100 * rs[0].opt[g]);
@@ -866,6 +909,7 @@ static void print_scenario(const struct run_result *rs, int n)
 	for (i = 0; i < n; i++) {
 		const struct run_result *r = &rs[i];
 		char j[16], mo[16], di[16], mn[16], ut[16], em[16], ex[16], tk[16], tn[16];
+		char tm[16];
 
 		fmt(j, sizeof(j), "%.3f", r->jain);
 		fmt(mo, sizeof(mo), "%.3f", r->min_opt);
@@ -876,8 +920,9 @@ static void print_scenario(const struct run_result *rs, int n)
 		fmt(ex, sizeof(ex), "%.4f", r->err_max);
 		fmt(tk, sizeof(tk), "%.0f", r->ticks >= 0 ? r->ticks / r->seconds : NAN);
 		fmt(tn, sizeof(tn), "%.0f", r->tick_ns);
-		printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s ", sk_name[r->sk], j,
-		       mo, di, mn, ut, em, ex, tk, tn);
+		fmt(tm, sizeof(tm), "%.0f", r->tick_p50);
+		printf("  %-8s %6s %7s %6s %6s %6s %8s %8s %8s %9s %8s ", sk_name[r->sk], j,
+		       mo, di, mn, ut, em, ex, tk, tn, tm);
 		for (g = 0; g < sc->nr_groups; g++)
 			printf(" %s%s%.1f", sc->groups[g].task ? "T" : "C",
 			       sc->groups[g].pinned ? "p" : "", 100 * r->g[g].share);
@@ -893,7 +938,7 @@ static void print_ratios(const struct run_result *rs, int n)
 		return;
 	for (i = 1; i < n; i++) {
 		const struct run_result *r = &rs[i], *s = &rs[0];
-		char jr[16], ur[16], tr[16], or[16];
+		char jr[16], ur[16], tr[16], or[16], mr[16];
 
 		fmt(jr, sizeof(jr), "%.3f", s->jain > 0 ? r->jain / s->jain : NAN);
 		fmt(ur, sizeof(ur), "%.3f", s->util > 0 ? r->util / s->util : NAN);
@@ -901,8 +946,9 @@ static void print_ratios(const struct run_result *rs, int n)
 		    (double)r->ticks / s->ticks : NAN);
 		fmt(or, sizeof(or), "%.3f", s->ticks > 0 && r->ticks > 0 ?
 		    (r->ticks * r->tick_ns) / (s->ticks * s->tick_ns) : NAN);
-		printf("  %s/stock: jain x%s, util x%s, ticks x%s, tick time x%s\n",
-		       sk_name[r->sk], jr, ur, tr, or);
+		fmt(mr, sizeof(mr), "%.3f", s->tick_p50 > 0 ? r->tick_p50 / s->tick_p50 : NAN);
+		printf("  %s/stock: jain x%s, util x%s, ticks x%s, tick time x%s, "
+		       "median tick x%s\n", sk_name[r->sk], jr, ur, tr, or, mr);
 	}
 }
 
@@ -929,6 +975,7 @@ static void json_run(FILE *f, const struct run_result *r)
 	else
 		fprintf(f, "\"ticks\":null,");
 	json_num(f, "tick_ns", r->tick_ns, true);
+	json_num(f, "tick_p50_ns", r->tick_p50, true);
 	fprintf(f, "\"roundtrips\":%" PRIu64 ",\"groups\":[", r->roundtrips);
 	for (i = 0; i < sc->nr_groups; i++) {
 		const struct pevt_scen_group *g = &sc->groups[i];
