@@ -1135,58 +1135,70 @@ static struct lock_class_key pevt_task_ctx_lock_key;
 /* ---- inherit (inherit.c) ------------------------------------------- */
 
 struct inherit_install {
-	struct pevt_event	*event;
+	struct pevt_event	**members;	/* the leader, then its siblings */
+	int			nr;
 	void			*pending;
 };
 
 /*
- * __pevt_install() of a child event, with the time its task already ran
- * (up to now: the allocations before, the context's creation among them,
- * are the child's time too).
+ * __pevt_install() of a child group, whole.  perf makes a child's events
+ * in copy_process() and schedules the group in as one at the child's
+ * first switch-in, so every member starts in the same state with the
+ * same time.  Installed one by one, with the time the task had run read
+ * at each install, a leader and its sibling could start apart (one on,
+ * the other waiting for the rotation; or with different times): a
+ * task-clock sibling read up to 2.4 ms off its leader's running time over
+ * a shell tree.  Here every member goes in first, then the group is put
+ * on (if the context is active here), then each gets the time its task
+ * already ran (up to now: the allocations before, the context's creation
+ * among them, are the child's time too): enabled if it is enabled,
+ * running and, for a clock, counted if it runs.
  */
-static int __pevt_install_ran(struct pevt_context *ctx, void *data, bool active)
+static int __pevt_install_group_ran(struct pevt_context *ctx, void *data, bool active)
 {
 	struct inherit_install *ii = data;
-	struct pevt_event *event = ii->event;
-	int ret = __pevt_install(ctx, event, active);
+	struct pevt_event *leader = ii->members[0];
 	u64 ran;
+	int i;
 
-	if (ret)
-		return ret;
+	if (ctx->dead)
+		return -ESRCH;
+	/* No member can fail now: the same context, its lock held. */
+	for (i = 0; i < ii->nr; i++)
+		__pevt_install(ctx, ii->members[i], false);
+	if (active && leader->state == PEVT_STATE_INACTIVE &&
+	    event_filter_match(leader))
+		ctx_sched_in_new(ctx, leader);
 	ran = pevt_inherit_ran(ii->pending);
-	if (event->state >= PEVT_STATE_INACTIVE)
-		event->total_time_enabled += ran;
-	if (event->state == PEVT_STATE_ACTIVE) {
-		event->total_time_running += ran;
-		if (pevt_attr_is_clock(&event->attr))
-			local64_add(ran, &event->count);
+	for (i = 0; i < ii->nr; i++) {
+		struct pevt_event *event = ii->members[i];
+
+		if (event->state >= PEVT_STATE_INACTIVE)
+			event->total_time_enabled += ran;
+		if (event->state == PEVT_STATE_ACTIVE) {
+			event->total_time_running += ran;
+			if (pevt_attr_is_clock(&event->attr))
+				local64_add(ran, &event->count);
+		}
 	}
 	return 0;
 }
 
 /**
- * pevt_inherit_event() - inherit_event(): a child of @pe in @task.
+ * pevt_inherit_alloc() - inherit_event(), first half: a child of @pe for
+ * @task, not installed yet (pevt_inherit_install() does that).
  * @pe: an inherit event of the forking task's context (itself an opened
  *	event or a child)
  * @task: the new task (current: called from its task work)
- * @leader: the child group's leader (already made), or NULL for a leader
- * @pending: @task's inherit work: pevt_inherit_ran() tells how long
- *	@task has run since its first switch-in
  *
  * pevt_inherit_mutex and @pe's ctx->mutex held; process context.  The
  * child counts for the event the user opened (->parent), starts enabled
  * if @pe is, and has no fd, buffer or per-user charge of its own.
- * It starts as perf's child event, made at the fork and scheduled in at
- * the first switch-in, is at its install: that time enabled, running if
- * it runs, and counted if it is a clock.
  *
- * Return: the child, installed in @task's context, or an ERR_PTR.
+ * Return: the child, or an ERR_PTR.
  */
-struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
-				      struct task_struct *task,
-				      struct pevt_event *leader, void *pending)
+struct pevt_event *pevt_inherit_alloc(struct pevt_event *pe, struct task_struct *task)
 {
-	struct inherit_install ii = { .pending = pending };
 	struct pevt_event *event;
 	struct pevt_context *ctx;
 	int ret;
@@ -1210,30 +1222,51 @@ struct pevt_event *pevt_inherit_event(struct pevt_event *pe,
 		goto err;
 	}
 	event->ctx = ctx;
-
-	/* A new context, locked only here and under pevt_inherit_mutex. */
-	mutex_lock_nested(&ctx->mutex, SINGLE_DEPTH_NESTING);
-	ctx->inherited = true;
-	ret = -EINVAL;
-	if (leader) {
-		if (leader->ctx != ctx || !leader->attached)
-			goto err_locked;
-		event->group_leader = leader;
-	}
-	ii.event = event;
-	ret = ctx_function_call(ctx, __pevt_install_ran, &ii);
-	if (ret)
-		goto err_locked;
-	pevt_ctx_changed(ctx);
-	mutex_unlock(&ctx->mutex);
-	list_add_tail(&event->child_entry, &event->parent->child_list);
 	return event;
-
-err_locked:
-	mutex_unlock(&ctx->mutex);
 err:
 	pevt_event_free(event);
 	return ERR_PTR(ret);
+}
+
+/**
+ * pevt_inherit_install() - inherit_event(), second half: a child group
+ * into its task's context, whole (__pevt_install_group_ran()).
+ * @members: from pevt_inherit_alloc(): the leader's child, then the
+ *	siblings' children (all of one task)
+ * @nr: how many
+ * @pending: the task's inherit work: pevt_inherit_ran() tells how long
+ *	the task has run since its first switch-in
+ *
+ * Same locking as pevt_inherit_alloc().  It starts as perf's child group,
+ * made at the fork and scheduled in at the first switch-in, is at its
+ * install: that time enabled, running if it runs, and counted if it is a
+ * clock.  On failure the members are freed.
+ *
+ * Return: 0 or -errno.
+ */
+int pevt_inherit_install(struct pevt_event **members, int nr, void *pending)
+{
+	struct inherit_install ii = { .members = members, .nr = nr, .pending = pending };
+	struct pevt_context *ctx = members[0]->ctx;
+	int i, ret;
+
+	for (i = 1; i < nr; i++)
+		members[i]->group_leader = members[0];
+	/* A new context, locked only here and under pevt_inherit_mutex. */
+	mutex_lock_nested(&ctx->mutex, SINGLE_DEPTH_NESTING);
+	ctx->inherited = true;
+	ret = ctx_function_call(ctx, __pevt_install_group_ran, &ii);
+	if (!ret)
+		pevt_ctx_changed(ctx);
+	mutex_unlock(&ctx->mutex);
+	if (ret) {
+		for (i = nr - 1; i >= 0; i--)
+			pevt_event_free(members[i]);
+		return ret;
+	}
+	for (i = 0; i < nr; i++)
+		list_add_tail(&members[i]->child_entry, &members[i]->parent->child_list);
+	return 0;
 }
 
 /**

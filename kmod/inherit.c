@@ -181,7 +181,7 @@ void pevt_inherit_switch(struct task_struct *task, bool in)
 
 /**
  * pevt_inherit_ran() - a pending child's time on a CPU so far.
- * @pending: its inherit work (passed through pevt_inherit_event())
+ * @pending: its inherit work (passed through pevt_inherit_install())
  *
  * Any context.
  *
@@ -227,11 +227,16 @@ static bool ctx_has_inherit(struct pevt_context *ctx)
 	return ret;
 }
 
-/* inherit_group() for the groups of one list. */
+/*
+ * inherit_group() for the groups of one list: each group's children are
+ * made, then installed together (pevt_inherit_install()).  A member that
+ * cannot be made is left out (the fork goes on, as documented above).
+ */
 static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 {
 	bool thread = w->thread;
-	struct pevt_event *leader, *sibling, *cl;
+	struct pevt_event *leader, *sibling, *cl, **m;
+	int n;
 
 	list_for_each_entry(leader, groups, group_entry) {
 		if (!leader->attr.inherit ||
@@ -239,23 +244,34 @@ static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 			w->partial = true;
 			continue;
 		}
-		cl = pevt_inherit_event(leader, current, NULL, w);
+		m = kmalloc_array(leader->nr_siblings + 1, sizeof(*m), GFP_KERNEL);
+		cl = m ? pevt_inherit_alloc(leader, current) : ERR_PTR(-ENOMEM);
 		if (IS_ERR(cl)) {
+			kfree(m);
 			atomic_inc(&pevt_inherit_failed);
 			w->partial = true;
 			continue;
 		}
-		atomic_inc(&pevt_inherit_children);
-		w->made++;
+		n = 0;
+		m[n++] = cl;
 		pevt_for_each_sibling(sibling, leader) {
-			if (IS_ERR(pevt_inherit_event(sibling, current, cl, w))) {
+			struct pevt_event *cs = pevt_inherit_alloc(sibling, current);
+
+			if (IS_ERR(cs)) {
 				atomic_inc(&pevt_inherit_failed);
 				w->partial = true;
 			} else {
-				atomic_inc(&pevt_inherit_children);
-				w->made++;
+				m[n++] = cs;
 			}
 		}
+		if (pevt_inherit_install(m, n, w)) {
+			atomic_add(n, &pevt_inherit_failed);
+			w->partial = true;
+		} else {
+			atomic_add(n, &pevt_inherit_children);
+			w->made += n;
+		}
+		kfree(m);
 	}
 }
 
