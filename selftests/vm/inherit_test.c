@@ -24,6 +24,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include <linux/pevt.h>
@@ -151,6 +152,18 @@ static pid_t spawn(const char *script, int *go)
 	return fork_waiting(run_script, (void *)script, go);
 }
 
+/* CPU time of the waited-for children since @ru0 (sum_exec_runtime, us). */
+static double children_ns(const struct rusage *ru0)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (ru.ru_utime.tv_sec - ru0->ru_utime.tv_sec +
+		ru.ru_stime.tv_sec - ru0->ru_stime.tv_sec) * 1e9 +
+	       (ru.ru_utime.tv_usec - ru0->ru_utime.tv_usec +
+		ru.ru_stime.tv_usec - ru0->ru_stime.tv_usec) * 1e3;
+}
+
 static int run_child(pid_t pid, int go)
 {
 	int st;
@@ -180,6 +193,8 @@ FIXTURE_TEARDOWN(inh)
 static bool compare_run(struct __test_metadata *_metadata, int dev,
 			const char *script, int on_exec, int clk_pct)
 {
+	struct rusage ru0;
+	double ru_ns;
 	bool clk_ok;
 	struct evset st, pv, st0, pv0;
 	struct counts cs, cp, c0, cp0;
@@ -208,7 +223,9 @@ static bool compare_run(struct __test_metadata *_metadata, int dev,
 		EXPECT_EQ(0, cp.clk);
 		EXPECT_EQ(0, cp.sys);
 	}
+	getrusage(RUSAGE_CHILDREN, &ru0);
 	ASSERT_EQ(0, run_child(pid, go));
+	ru_ns = children_ns(&ru0);
 	ASSERT_EQ(0, evset_read(&st, &cs));
 	ASSERT_EQ(0, evset_read(&pv, &cp));
 	ASSERT_EQ(0, evset_read(&st0, &c0));
@@ -262,6 +279,13 @@ static bool compare_run(struct __test_metadata *_metadata, int dev,
 	       (long long)(cs.gclk - cs.grp_running), (long long)(cp.gclk - cp.grp_running),
 	       (long long)(c0.gclk - c0.grp_running), (long long)(cp0.gclk - cp0.grp_running),
 	       (unsigned long long)cp0.clk);
+	/*
+	 * The kernel's own account of the tree's CPU time (the children's
+	 * rusage: sum_exec_runtime): no event counts more.
+	 */
+	TH_LOG("task-clock over the children's rusage (%.0f ns): stock %.4f pevt %.4f",
+	       ru_ns, cs.clk / ru_ns, cp.clk / ru_ns);
+	EXPECT_GE(ru_ns, (double)cp.clk);
 	TH_LOG("stock task-clock group/alone %.3f; pevt/stock alone %.3f, group %.3f",
 	       cs.clk ? (double)cs.gclk / cs.clk : 0.0,
 	       cs.clk ? (double)cp.clk / cs.clk : 0.0,
@@ -389,17 +413,83 @@ static int write_project(void)
 	return 0;
 }
 
+/*
+ * Six tcc compiles spawned one after the other by fork(), posix_spawn()
+ * (CLONE_VM | CLONE_VFORK, as GNU make spawns) and vfork(), with both
+ * kernels' task-clock on the tree and the children's rusage (the kernel's
+ * own sum_exec_runtime) as the reference.  Stock perf loses time with
+ * the vfork children in some runs (stock/rusage 0.89 .. 0.97 on 6.12,
+ * 0.94 .. 0.975 on 6.1, against 0.96 .. 0.97 with fork, 2026-11-29):
+ * that, not pevt counting more, is why make -j2 reads up to 1.07 of
+ * stock's.  pevt: 0.94 .. 0.975 on 6.12, 0.963 .. 0.973 on 6.1, 0.934 ..
+ * 0.948 on the debug kernel (stock 0.95 .. 0.96 there: pevt's own switch
+ * work, instrumented, is outside its window).  Held: no more than the
+ * tasks ran, no less than stock by more than 3 points of it, and over
+ * 0.9 of it.
+ */
+#define SPAWNER \
+	"int posix_spawn(int *, const char *, void *, void *, char **, char **);\n" \
+	"int fork(void); int vfork(void); int execv(const char *, char **);\n" \
+	"void _exit(int); int waitpid(int, int *, int);\nextern char **environ;\n" \
+	"int main(int argc, char **argv)\n{\n" \
+	"\tchar *av[] = { \"tcc\", \"-c\", \"-o\", \"f1.o\", \"f1.c\", 0 };\n" \
+	"\tint i, st, p;\n\n\tfor (i = 0; i < 6; i++) {\n" \
+	"\t\tif (argv[1][0] == 's') {\n" \
+	"\t\t\tif (posix_spawn(&p, \"/usr/bin/tcc\", 0, 0, av, environ))\n\t\t\t\treturn 1;\n" \
+	"\t\t} else {\n\t\t\tp = argv[1][0] == 'v' ? vfork() : fork();\n" \
+	"\t\t\tif (!p) {\n\t\t\t\texecv(\"/usr/bin/tcc\", av);\n\t\t\t\t_exit(127);\n\t\t\t}\n\t\t}\n" \
+	"\t\tif (p < 0 || waitpid(p, &st, 0) != p || st)\n\t\t\treturn 1;\n\t}\n\treturn 0;\n}\n"
+
+TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
+{
+	static const char *const mode[] = { "fork", "spawn", "vfork" };
+	struct evset st, pv;
+	struct counts cs, cp;
+	struct rusage ru0;
+	char script[128];
+	double ru;
+	pid_t pid;
+	int i, go;
+
+	if (access("/usr/bin/tcc", X_OK))
+		SKIP(return, "no tcc in this guest (scripts/deps.sh installs it, scripts/vmtest.sh copies it)");
+	ASSERT_EQ(0, write_project());
+	ASSERT_EQ(0, write_file("sp.c", SPAWNER));
+	ASSERT_EQ(0, system("cd " PROJ " && tcc -o sp sp.c"));
+	for (i = 0; i < 3; i++) {
+		snprintf(script, sizeof(script), "cd " PROJ " && exec ./sp %s", mode[i]);
+		pid = spawn(script, &go);
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, evset_open(-1, pid, 1, 0, &st));
+		ASSERT_EQ(0, evset_open(self->dev, pid, 1, 0, &pv));
+		getrusage(RUSAGE_CHILDREN, &ru0);
+		ASSERT_EQ(0, run_child(pid, go));
+		ru = children_ns(&ru0);
+		ASSERT_EQ(0, evset_read(&st, &cs));
+		ASSERT_EQ(0, evset_read(&pv, &cp));
+		TH_LOG("%-5s: rusage %.0f ns; task-clock/rusage stock %.4f pevt %.4f; syscalls stock %llu pevt %llu",
+		       mode[i], ru, cs.clk / ru, cp.clk / ru,
+		       (unsigned long long)cs.sys, (unsigned long long)cp.sys);
+		EXPECT_EQ(cs.sys, cp.sys);
+		EXPECT_GE(ru, (double)cp.clk);
+		EXPECT_LE(0.9 * ru, (double)cp.clk);
+		EXPECT_LE((double)cs.clk - 0.03 * ru, (double)cp.clk);
+		evset_close(&st);
+		evset_close(&pv);
+	}
+}
+
 TEST_F_TIMEOUT(inh, make_j2_counts_like_stock, 300)
 {
 	if (access("/usr/bin/make", X_OK) || access("/usr/bin/tcc", X_OK))
 		SKIP(return, "no make or tcc in this guest (scripts/deps.sh installs tcc, scripts/vmtest.sh copies both)");
 	ASSERT_EQ(0, write_project());
 	/*
-	 * task-clock: pevt/stock 0.999 .. 1.067 over 10 runs on 6.12
-	 * (2026-11-29), where the shell trees are within 1%; 1.008 .. 1.018
-	 * with the keeping across clone switches taken out, 1.016 .. 1.033
-	 * with exec'd contexts uncloned.  Not understood yet
-	 * (Documentation/inherit.md): held to 10%, the syscalls exactly.
+	 * task-clock: pevt/stock 0.999 .. 1.067 over 10 runs on 6.12: GNU
+	 * make spawns with posix_spawn() (CLONE_VFORK), and stock loses time
+	 * with such children in some runs (spawn_modes_like_rusage, against
+	 * the kernel's own account of the time).  Held to 10% of stock's,
+	 * and to the children's rusage in compare_run(); the syscalls exactly.
 	 */
 	compare(_metadata, self->dev, SCRIPT_MAKE, 0, 10);
 }
