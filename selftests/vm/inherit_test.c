@@ -419,13 +419,14 @@ static int write_project(void)
  * kernels' task-clock on the tree and the children's rusage (the kernel's
  * own sum_exec_runtime) as the reference.  Stock perf loses time with
  * the vfork children in some runs (stock/rusage 0.89 .. 0.97 on 6.12,
- * 0.94 .. 0.975 on 6.1, against 0.96 .. 0.97 with fork, 2026-11-29):
+ * 0.92 .. 0.975 on 6.1, against 0.96 .. 0.97 with fork, 2026-11-29), and
+ * on 6.1 it once counted more than the tasks ran (1.0024 with vfork):
  * that, not pevt counting more, is why make -j2 reads up to 1.07 of
  * stock's.  pevt: 0.94 .. 0.975 on 6.12, 0.963 .. 0.973 on 6.1, 0.934 ..
  * 0.948 on the debug kernel (stock 0.95 .. 0.96 there: pevt's own switch
  * work, instrumented, is outside its window).  Held: no more than the
- * tasks ran, no less than stock by more than 3 points of it, and over
- * 0.9 of it.
+ * tasks ran, over 0.9 of it, and no more than 3 points of it below
+ * stock's count (or the rusage, where stock's is above it).
  */
 #define SPAWNER \
 	"int posix_spawn(int *, const char *, void *, void *, char **, char **);\n" \
@@ -473,7 +474,8 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 		EXPECT_EQ(cs.sys, cp.sys);
 		EXPECT_GE(ru, (double)cp.clk);
 		EXPECT_LE(0.9 * ru, (double)cp.clk);
-		EXPECT_LE((double)cs.clk - 0.03 * ru, (double)cp.clk);
+		/* stock above the rusage (6.1 vfork: 1.0024 once) is no bound */
+		EXPECT_LE(((double)cs.clk < ru ? (double)cs.clk : ru) - 0.03 * ru, (double)cp.clk);
 		evset_close(&st);
 		evset_close(&pv);
 	}
