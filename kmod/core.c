@@ -1135,8 +1135,7 @@ static struct lock_class_key pevt_task_ctx_lock_key;
 /* ---- inherit (inherit.c) ------------------------------------------- */
 
 struct inherit_install {
-	struct pevt_event	**members;	/* the leader, then its siblings */
-	int			nr;
+	struct list_head	*members;	/* the leader, then its siblings */
 	void			*pending;
 };
 
@@ -1157,22 +1156,20 @@ struct inherit_install {
 static int __pevt_install_group_ran(struct pevt_context *ctx, void *data, bool active)
 {
 	struct inherit_install *ii = data;
-	struct pevt_event *leader = ii->members[0];
+	struct pevt_event *leader, *event;
 	u64 ran;
-	int i;
 
 	if (ctx->dead)
 		return -ESRCH;
 	/* No member can fail now: the same context, its lock held. */
-	for (i = 0; i < ii->nr; i++)
-		__pevt_install(ctx, ii->members[i], false);
+	list_for_each_entry(event, ii->members, child_entry)
+		__pevt_install(ctx, event, false);
+	leader = list_first_entry(ii->members, struct pevt_event, child_entry);
 	if (active && leader->state == PEVT_STATE_INACTIVE &&
 	    event_filter_match(leader))
 		ctx_sched_in_new(ctx, leader);
 	ran = pevt_inherit_ran(ii->pending);
-	for (i = 0; i < ii->nr; i++) {
-		struct pevt_event *event = ii->members[i];
-
+	list_for_each_entry(event, ii->members, child_entry) {
 		if (event->state >= PEVT_STATE_INACTIVE)
 			event->total_time_enabled += ran;
 		if (event->state == PEVT_STATE_ACTIVE) {
@@ -1231,9 +1228,9 @@ err:
 /**
  * pevt_inherit_install() - inherit_event(), second half: a child group
  * into its task's context, whole (__pevt_install_group_ran()).
- * @members: from pevt_inherit_alloc(): the leader's child, then the
- *	siblings' children (all of one task)
- * @nr: how many
+ * @members: from pevt_inherit_alloc(), chained by their child_entry: the
+ *	leader's child, then the siblings' children (all of one task); not
+ *	empty.  Each goes onto its parent's child list, or is freed.
  * @pending: the task's inherit work: pevt_inherit_ran() tells how long
  *	the task has run since its first switch-in
  *
@@ -1244,14 +1241,16 @@ err:
  *
  * Return: 0 or -errno.
  */
-int pevt_inherit_install(struct pevt_event **members, int nr, void *pending)
+int pevt_inherit_install(struct list_head *members, void *pending)
 {
-	struct inherit_install ii = { .members = members, .nr = nr, .pending = pending };
-	struct pevt_context *ctx = members[0]->ctx;
-	int i, ret;
+	struct inherit_install ii = { .members = members, .pending = pending };
+	struct pevt_event *leader = list_first_entry(members, struct pevt_event, child_entry);
+	struct pevt_context *ctx = leader->ctx;
+	struct pevt_event *event, *tmp;
+	int ret;
 
-	for (i = 1; i < nr; i++)
-		members[i]->group_leader = members[0];
+	list_for_each_entry(event, members, child_entry)
+		event->group_leader = leader;
 	/* A new context, locked only here and under pevt_inherit_mutex. */
 	mutex_lock_nested(&ctx->mutex, SINGLE_DEPTH_NESTING);
 	ctx->inherited = true;
@@ -1259,14 +1258,15 @@ int pevt_inherit_install(struct pevt_event **members, int nr, void *pending)
 	if (!ret)
 		pevt_ctx_changed(ctx);
 	mutex_unlock(&ctx->mutex);
-	if (ret) {
-		for (i = nr - 1; i >= 0; i--)
-			pevt_event_free(members[i]);
-		return ret;
+	list_for_each_entry_safe(event, tmp, members, child_entry) {
+		if (ret) {
+			list_del_init(&event->child_entry);
+			pevt_event_free(event);
+		} else {
+			list_move_tail(&event->child_entry, &event->parent->child_list);
+		}
 	}
-	for (i = 0; i < nr; i++)
-		list_add_tail(&members[i]->child_entry, &members[i]->parent->child_list);
-	return 0;
+	return ret;
 }
 
 /**

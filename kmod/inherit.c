@@ -235,7 +235,8 @@ static bool ctx_has_inherit(struct pevt_context *ctx)
 static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 {
 	bool thread = w->thread;
-	struct pevt_event *leader, *sibling, *cl, **m;
+	struct pevt_event *leader, *sibling, *cl;
+	LIST_HEAD(members);
 	int n;
 
 	list_for_each_entry(leader, groups, group_entry) {
@@ -244,16 +245,14 @@ static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 			w->partial = true;
 			continue;
 		}
-		m = kmalloc_array(leader->nr_siblings + 1, sizeof(*m), GFP_KERNEL);
-		cl = m ? pevt_inherit_alloc(leader, current) : ERR_PTR(-ENOMEM);
+		cl = pevt_inherit_alloc(leader, current);
 		if (IS_ERR(cl)) {
-			kfree(m);
 			atomic_inc(&pevt_inherit_failed);
 			w->partial = true;
 			continue;
 		}
-		n = 0;
-		m[n++] = cl;
+		n = 1;
+		list_add_tail(&cl->child_entry, &members);
 		pevt_for_each_sibling(sibling, leader) {
 			struct pevt_event *cs = pevt_inherit_alloc(sibling, current);
 
@@ -261,17 +260,18 @@ static void inherit_groups(struct list_head *groups, struct inherit_work *w)
 				atomic_inc(&pevt_inherit_failed);
 				w->partial = true;
 			} else {
-				m[n++] = cs;
+				list_add_tail(&cs->child_entry, &members);
+				n++;
 			}
 		}
-		if (pevt_inherit_install(m, n, w)) {
+		/* empties @members */
+		if (pevt_inherit_install(&members, w)) {
 			atomic_add(n, &pevt_inherit_failed);
 			w->partial = true;
 		} else {
 			atomic_add(n, &pevt_inherit_children);
 			w->made += n;
 		}
-		kfree(m);
 	}
 }
 

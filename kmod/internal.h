@@ -356,7 +356,7 @@ void pevt_context_exit(void);
 
 /* core.c: for inherit.c */
 struct pevt_event *pevt_inherit_alloc(struct pevt_event *pe, struct task_struct *task);
-int pevt_inherit_install(struct pevt_event **members, int nr, void *pending);
+int pevt_inherit_install(struct list_head *members, void *pending);
 void pevt_event_remove_free(struct pevt_event *event);
 int pevt_event_apply(struct pevt_event *event, pevt_ctx_fn fn, bool group);
 void pevt_ctx_enable_on_exec(struct pevt_context *ctx);
