@@ -81,27 +81,49 @@ struct seqs {
 	int count[SEQ_N];		/* of each sequence number */
 };
 
+/* `perf script -F comm,trace` of @file: a line per sample. */
+static FILE *script_open(const char *file)
+{
+	char cmd[PATH_MAX + 64];
+
+	snprintf(cmd, sizeof(cmd), "perf script -F comm,trace -i %s 2>/dev/null", file);
+	return popen(cmd, "r");
+}
+
+/*
+ * A line of script_open(): a getppid(i) sample of the loop (not sh's)
+ * with i below @limit, i into *@i; *@unnamed: shown without a COMM.
+ */
+static bool loop_seq(const char *line, unsigned long long limit, unsigned long long *i,
+		     bool *unnamed)
+{
+	const char *q = strstr(line, "NR 110 (");
+	char comm[32];
+
+	if (!q || sscanf(line, " %31s", comm) != 1 || !strcmp(comm, "sh") ||
+	    sscanf(q + 8, "%llx", i) != 1 || *i >= limit)
+		return false;
+	*unnamed = comm[0] == ':';
+	return true;
+}
+
 /* The sequence numbers in the loop's samples of @file (not sh's); how many. */
 static long long add_seqs(struct seqs *s, const char *file)
 {
-	char cmd[PATH_MAX + 64], line[512];
 	long long kept = s->kept;
-	FILE *p;
+	FILE *p = script_open(file);
+	unsigned long long i;
+	char line[512];
+	bool unnamed;
 
-	snprintf(cmd, sizeof(cmd), "perf script -F comm,trace -i %s 2>/dev/null", file);
-	p = popen(cmd, "r");
 	if (!p)
 		return 0;
 	while (fgets(line, sizeof(line), p)) {
-		char comm[32], *q = strstr(line, "NR 110 (");
-		unsigned long long i;
-
-		if (!q || sscanf(line, " %31s", comm) != 1 || !strcmp(comm, "sh") ||
-		    sscanf(q + 8, "%llx", &i) != 1 || i >= SEQ_N)
+		if (!loop_seq(line, SEQ_N, &i, &unnamed))
 			continue;
 		s->count[i]++;
 		s->kept++;
-		s->unnamed += comm[0] == ':';
+		s->unnamed += unnamed;
 	}
 	pclose(p);
 	return s->kept - kept;
@@ -464,20 +486,16 @@ TEST_F_TIMEOUT(sw, event, 120)
 /* Marks the loop's sequence numbers in @file's samples; how many new. */
 static long long mark_seqs(const char *file, unsigned char *seen)
 {
-	char cmd[PATH_MAX + 64], line[512];
+	FILE *p = script_open(file);
+	unsigned long long i;
 	long long n = 0;
-	FILE *p;
+	char line[512];
+	bool unnamed;
 
-	snprintf(cmd, sizeof(cmd), "perf script -F comm,trace -i %s 2>/dev/null", file);
-	p = popen(cmd, "r");
 	if (!p)
 		return -1;
 	while (fgets(line, sizeof(line), p)) {
-		char comm[32], *q = strstr(line, "NR 110 (");
-		unsigned long long i;
-
-		if (!q || sscanf(line, " %31s", comm) != 1 || !strcmp(comm, "sh") ||
-		    sscanf(q + 8, "%llx", &i) != 1 || i >= LOST_N)
+		if (!loop_seq(line, LOST_N, &i, &unnamed))
 			continue;
 		n += !seen[i];
 		seen[i] = 1;

@@ -152,18 +152,6 @@ static pid_t spawn(const char *script, int *go)
 	return fork_waiting(run_script, (void *)script, go);
 }
 
-/* CPU time of the waited-for children since @ru0 (sum_exec_runtime, us). */
-static double children_ns(const struct rusage *ru0)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return (ru.ru_utime.tv_sec - ru0->ru_utime.tv_sec +
-		ru.ru_stime.tv_sec - ru0->ru_stime.tv_sec) * 1e9 +
-	       (ru.ru_utime.tv_usec - ru0->ru_utime.tv_usec +
-		ru.ru_stime.tv_usec - ru0->ru_stime.tv_usec) * 1e3;
-}
-
 static int run_child(pid_t pid, int go)
 {
 	int st;
@@ -171,6 +159,25 @@ static int run_child(pid_t pid, int go)
 	if (child_go(go) || waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * run_child(), and in *@ns the CPU time of the children it waited for
+ * (their rusage: sum_exec_runtime, in us).
+ */
+static int run_child_ns(pid_t pid, int go, double *ns)
+{
+	struct rusage ru0, ru;
+	int ret;
+
+	getrusage(RUSAGE_CHILDREN, &ru0);
+	ret = run_child(pid, go);
+	getrusage(RUSAGE_CHILDREN, &ru);
+	*ns = (ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec +
+	       ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e9 +
+	      (ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec +
+	       ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e3;
+	return ret;
 }
 
 FIXTURE(inh) {
@@ -193,7 +200,6 @@ FIXTURE_TEARDOWN(inh)
 static bool compare_run(struct __test_metadata *_metadata, int dev,
 			const char *script, int on_exec, int clk_pct)
 {
-	struct rusage ru0;
 	double ru_ns;
 	bool clk_ok;
 	struct evset st, pv, st0, pv0;
@@ -223,9 +229,7 @@ static bool compare_run(struct __test_metadata *_metadata, int dev,
 		EXPECT_EQ(0, cp.clk);
 		EXPECT_EQ(0, cp.sys);
 	}
-	getrusage(RUSAGE_CHILDREN, &ru0);
-	ASSERT_EQ(0, run_child(pid, go));
-	ru_ns = children_ns(&ru0);
+	ASSERT_EQ(0, run_child_ns(pid, go, &ru_ns));
 	ASSERT_EQ(0, evset_read(&st, &cs));
 	ASSERT_EQ(0, evset_read(&pv, &cp));
 	ASSERT_EQ(0, evset_read(&st0, &c0));
@@ -274,7 +278,6 @@ static bool compare_run(struct __test_metadata *_metadata, int dev,
 	 */
 	stock_lo = cs.clk < cs.gclk ? cs.clk : cs.gclk;
 	stock_hi = cs.clk < cs.gclk ? cs.gclk : cs.clk;
-	/* A task-clock in a group counts while its group runs: = the leader's running. */
 	TH_LOG("group clock - group running ns: stock %lld pevt %lld; no inherit: stock %lld pevt %lld (pevt clock %llu)",
 	       (long long)(cs.gclk - cs.grp_running), (long long)(cp.gclk - cp.grp_running),
 	       (long long)(c0.gclk - c0.grp_running), (long long)(cp0.gclk - cp0.grp_running),
@@ -446,7 +449,6 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 	static const char *const mode[] = { "fork", "spawn", "vfork" };
 	struct evset st, pv;
 	struct counts cs, cp;
-	struct rusage ru0;
 	char script[128];
 	double ru;
 	pid_t pid;
@@ -463,9 +465,7 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 		ASSERT_LT(0, pid);
 		ASSERT_EQ(0, evset_open(-1, pid, 1, 0, &st));
 		ASSERT_EQ(0, evset_open(self->dev, pid, 1, 0, &pv));
-		getrusage(RUSAGE_CHILDREN, &ru0);
-		ASSERT_EQ(0, run_child(pid, go));
-		ru = children_ns(&ru0);
+		ASSERT_EQ(0, run_child_ns(pid, go, &ru));
 		ASSERT_EQ(0, evset_read(&st, &cs));
 		ASSERT_EQ(0, evset_read(&pv, &cp));
 		TH_LOG("%-5s: rusage %.0f ns; task-clock/rusage stock %.4f pevt %.4f; syscalls stock %llu pevt %llu",

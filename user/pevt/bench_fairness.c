@@ -58,11 +58,10 @@
 #include <pevt/core.h>
 #include <pevt/evsel.h>
 #include <pevt/fairopt.h>
-
-#include "probe_hist.h"		/* kmod/: the instrument's histogram */
 #include <pevt/scenario.h>
 
 #include "main.h"
+#include "probe_hist.h"		/* kmod/: the instrument's histogram */
 #include "rotation.h"
 
 #define VPMU_DIR	"/sys/bus/event_source/devices/pevt_vpmu"
