@@ -345,6 +345,43 @@ TEST_F_TIMEOUT(sw, compressed, 180)
 }
 
 /*
+ * -z on a CPU kept busy: the recorder, its workload and a busy loop all on
+ * CPU 0.  Each switch waits for the compressing thread to write what is
+ * queued.  That thread ran SCHED_IDLE until 2026-11-29: behind a busy loop
+ * it got next to no CPU, a switch waited for it while the rings filled
+ * (3070 of 101264 samples lost in 2 of 3 runs, 3-4 files instead of 7).
+ */
+TEST_F_TIMEOUT(sw, compressed_busy_cpu, 180)
+{
+	struct seqs *s;
+	long long lost;
+	struct out o;
+	int n;
+
+	if (strcmp(variant->drain, "write"))
+		SKIP(return, "the compressing thread does not depend on the drain");
+	if (system("taskset -c 0 true"))
+		SKIP(return, "no taskset, or no CPU 0 to pin to");
+	s = calloc(1, sizeof(*s));
+	ASSERT_NE(NULL, s);
+	run(&o, "(taskset -c 0 sh -c 'while :; do :; done' & B=$!; "
+	    "(taskset -c 0 " SEQ_RECORD " & P=$!; " USR2_LOOP "; wait $P); rc=$?; kill $B; exit $rc)",
+	    pevt_bin, variant->drain, "--switch-output -z", pevt_bin);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	ASSERT_LE(0, rec_summary(o.err, &lost)) TH_LOG("%s", o.err);
+	EXPECT_EQ(0, lost) TH_LOG("%s", o.err);
+	n = check_files(_metadata, o.err, s, true);
+	/* USR2 every 0.15 s over ~1 s of loops: 7 files when switches keep up */
+	EXPECT_LE(5, n) TH_LOG("%s", o.err);
+	EXPECT_EQ(rec_summary(o.err, NULL), s->dumped);
+	EXPECT_EQ(s->dumped, s->samples);
+	check_seqs(_metadata, s, SEQ_ROUNDS);
+	check_compressed(_metadata, o.err);
+	out_free(&o);
+	free(s);
+}
+
+/*
  * SIZE: the bytes written to the current file; each file is at least that.
  * PEVT_DRAIN_REAP_DELAY_US: each switch waits for the last writes with a
  * pause after the queues are popped, in which a buffer thread's write

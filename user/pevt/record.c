@@ -914,16 +914,15 @@ static void *zq_run(void *arg)
 {
 	struct record *r = arg;
 	struct zq *q = &r->zq;
-	struct sched_param sp = { 0 };
 	struct zq_ent *e;
 	int err;
 
 	/*
-	 * Below everything else: a pass woken by a ring must not wait for
-	 * the compression (the ring would fill meanwhile), nor, on a busy
-	 * machine, the workload's own threads.
+	 * At the recorder's own priority.  Not SCHED_IDLE (until 2026-11-29):
+	 * on a CPU kept busy by the workload it got next to no CPU, the
+	 * queue only grew, and a --switch-output switch, which waits for the
+	 * queue, waited while the rings filled (Documentation/record.md).
 	 */
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		while (!q->head && !q->stop)
