@@ -286,6 +286,33 @@ TEST_F(rec, small_buffers)
 	out_free(&o);
 }
 
+/*
+ * The asynchronous drains copy small rings out and give the space back at
+ * once (record_drain.c, DRAIN_COPY_MAX: 256 KiB): -m 1 is copied, -m 128
+ * is written from the mapping; the summary names which.
+ */
+TEST_F(rec, small_rings_copied)
+{
+	bool async = !strcmp(variant->drain, "uring") || !strcmp(variant->drain, "threads");
+	static const int pages[] = { 1, 128 };
+	long long samples;
+	struct out o;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		run(&o, "%s record --drain=%s -m %d -e cpu-clock -c 100000 -o sr.data -- "
+		    "sh -c 'i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done'",
+		    pevt_bin, variant->drain, pages[i]);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		EXPECT_EQ(async && pages[i] == 1, strstr(o.err, "copies of small rings") != NULL)
+			TH_LOG("-m %d: %s", pages[i], o.err);
+		samples = rec_summary(o.err, NULL);
+		out_free(&o);
+		ASSERT_LT(0, samples);
+		check_read(_metadata, "sr.data", samples);
+	}
+}
+
 /* -z: PERF_RECORD_COMPRESSED as perf 6.1 writes it, file and pipe. */
 TEST_F(rec, compressed)
 {

@@ -30,6 +30,10 @@
  *			reserved offset and the iovecs, the thread pwritev()s
  *			and data_tail moves when it returned.
  *
+ * Rings of at most DRAIN_COPY_MAX are copied by the asynchronous drains:
+ * the pass copies the bytes out, data_tail moves at once, and the write
+ * goes from the copy (PEVT_DRAIN_COPY=0|1 forces either way).
+ *
  * The header's data.size (pevt_data_writer__commit()) only ever covers
  * rounds whose every byte completed, so kill -9 and disk full leave a file
  * that is readable up to a complete round with every drain.
