@@ -326,8 +326,9 @@ static bool compare_run(struct __test_metadata *_metadata, int dev,
  * (2026-11-29; make -j2 up to 1.067): single-threaded TCG, whose turns
  * between vCPUs now and then fall into the few instructions between
  * pevt's and perf's edges; with multi-threaded TCG every run is within
- * 0.979 .. 0.999 (Documentation/inherit.md).  A systematic error fails every run (the
- * switch edges of before: 1.055 in each; no context keeping: 0.687).
+ * 0.979 .. 0.999 (Documentation/inherit.md).  A systematic error fails
+ * every run (the switch edges of before: 1.055 in each; no context
+ * keeping: 0.687).
  * Every other check holds in every run.
  */
 static void compare(struct __test_metadata *_metadata, int dev,
@@ -429,8 +430,9 @@ static int write_project(void)
  * more than the tasks ran (1.0024 with vfork).  With multi-threaded TCG
  * both read 0.972 .. 0.979 in every mode, within 0.0025 of each other:
  * an edge window now and then holding the other vCPU's turn
- * (Documentation/inherit.md), not a property of either kernel.  pevt: 0.94 .. 0.975 on 6.12, 0.963 .. 0.973 on 6.1, 0.934 ..
- * 0.948 on the debug kernel (stock 0.95 .. 0.96 there: pevt's own switch
+ * (Documentation/inherit.md), not a property of either kernel.  pevt:
+ * 0.94 .. 0.975 on 6.12, 0.963 .. 0.973 on 6.1, 0.934 .. 0.948 on the
+ * debug kernel (stock 0.95 .. 0.96 there: pevt's own switch
  * work, instrumented, is outside its window).  Held: no more than the
  * tasks ran, over 0.9 of it, and no more than 3 points of it below
  * stock's count (or the rusage, where stock's is above it).
