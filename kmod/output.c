@@ -681,7 +681,7 @@ struct out_read {
 	struct pevt_event	*event;
 	struct task_struct	*task;
 	int			cpu;		/* where the task runs */
-	u64			v[1 + 5];	/* pid/tid, values of one event */
+	u64			v[1 + 6];	/* pid/tid, values of one event */
 	unsigned int		n;
 };
 
@@ -717,16 +717,15 @@ static void out_read_ipi(void *arg)
  * the parent's id (primary_event_id()), sample_id as @task on this CPU.
  * The record goes into the parent's buffer; a per-CPU event's buffer is
  * written from its own CPU (an IPI), as every writer of it is.  With
- * PERF_FORMAT_GROUP the record is not written (perf writes the group as
- * it is half-way through the detach).
+ * PERF_FORMAT_GROUP the event has left its group already (perf: DETACH_GROUP
+ * before DETACH_CHILD in __perf_remove_from_context()), so the values are
+ * a group of one: nr 1, its times, its count and id (as 6.1 and 6.12).
  */
 void pevt_output_read_event(struct pevt_event *event, struct task_struct *task)
 {
 	struct out_read r = { .event = event, .task = task };
 	int cpu;
 
-	if (event->attr.read_format & PERF_FORMAT_GROUP)
-		return;
 	r.v[0] = (u64)out_pid(event, task) | (u64)out_tid(event, task) << 32;
 	r.n = 1;
 	pevt_read_layout(event, event->total_time_enabled,

@@ -1241,6 +1241,159 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
 		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
 }
 
+
+/*
+ * The same with PERF_FORMAT_GROUP: a per-CPU group {syscalls, syscalls}
+ * with inherit, inherit_stat and remove_on_exec, the sibling's output set
+ * to the leader's buffer (as perf record sets it).  At a child's exec
+ * each child event leaves its group first (perf_group_detach()) and then
+ * writes its READ record (perf_child_detach()): a group of one, { nr 1,
+ * enabled, running, its own count, its parent's id }.
+ */
+#define GR_WORDS	10	/* pid/tid, nr, en, run, value, id; sample_id */
+
+struct gr_side {
+	int fd[MAX_CPUS][2];
+	uint64_t id[MAX_CPUS][2];
+	void *map[MAX_CPUS];
+	char recs[64][48];	/* "tid cpuN L|S value" of each READ record */
+	unsigned int nr, bad;
+};
+
+static int gr_open(int dev, pid_t pid, int ncpu, struct gr_side *sd)
+{
+	size_t len = (RD_PAGES + 1) * getpagesize();
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (int)read_long(VPMU_TYPE_PATH);
+	a.config = SRC_SYSCALLS;
+	a.read_format = RD_RF | PERF_FORMAT_GROUP;
+	a.sample_type = RD_TYPE;
+	a.sample_id_all = 1;
+	a.inherit = 1;
+	a.inherit_stat = 1;
+	a.remove_on_exec = 1;
+	for (int c = 0; c < ncpu; c++) {
+		for (int m = 0; m < 2; m++) {
+			int g = m ? sd->fd[c][0] : -1;
+
+			sd->fd[c][m] = dev < 0 ? sys_perf_event_open(&a, pid, c, g, 0) :
+						 pevt_open(dev, &a, pid, c, g, 0);
+			if (sd->fd[c][m] < 0 ||
+			    ioctl(sd->fd[c][m], PERF_EVENT_IOC_ID, &sd->id[c][m]))
+				return -1;
+		}
+		sd->map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  sd->fd[c][0], 0);
+		if (sd->map[c] == MAP_FAILED ||
+		    ioctl(sd->fd[c][1], PERF_EVENT_IOC_SET_OUTPUT, sd->fd[c][0]))
+			return -1;
+	}
+	return 0;
+}
+
+static void gr_parse(struct gr_side *sd, int c, const char *side)
+{
+	struct perf_event_mmap_page *pc = sd->map[c];
+	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+	uint64_t size = (uint64_t)RD_PAGES * getpagesize();
+	const uint8_t *d = (const uint8_t *)pc + getpagesize();
+
+	for (uint64_t pos = pc->data_tail; pos < head; ) {
+		struct perf_event_header h;
+		uint64_t r[16];
+		unsigned int n;
+		int m;
+
+		rb_copy(&h, d, size, pos, sizeof(h));
+		if (h.size < sizeof(h))
+			return;
+		if (h.type != PERF_RECORD_READ) {
+			pos += h.size;
+			continue;
+		}
+		n = (h.size - sizeof(h)) / 8;
+		if (n > 16)
+			n = 16;
+		rb_copy(r, d, size, pos + sizeof(h), n * 8);
+		m = n == GR_WORDS && r[5] == sd->id[c][0] ? 0 :
+		    n == GR_WORDS && r[5] == sd->id[c][1] ? 1 : -1;
+		/*
+		 * A group of one: nr 1, its times, its count and its parent's
+		 * id; sample_id: pid/tid, the parent's id, the child event's
+		 * own (stream) id, the CPU.
+		 */
+		if (m < 0 || r[1] != 1 || r[2] < r[3] || r[6] != r[0] ||
+		    r[7] != r[5] || r[8] == r[5] || r[9] >= MAX_CPUS) {
+			char w[200];
+			int o = 0;
+
+			for (unsigned int i = 0; i < n && o < 180; i++)
+				o += snprintf(w + o, sizeof(w) - o, " %llx",
+					      (unsigned long long)r[i]);
+			fprintf(stderr, "# %s cpu %d: READ record of %u bytes:%s (ids %llx %llx)\n",
+			       side, c, h.size, w, (unsigned long long)sd->id[c][0],
+			       (unsigned long long)sd->id[c][1]);
+			sd->bad++;
+		} else if (sd->nr < 64) {
+			snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %c %llu",
+				 (uint32_t)(r[0] >> 32), c, m ? 'S' : 'L',
+				 (unsigned long long)r[4]);
+		}
+		pos += h.size;
+	}
+}
+
+TEST_F_TIMEOUT(inh, inherit_stat_group_read_records_like_stock, 120)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), go, st, noclone;
+	static struct gr_side sd[2];	/* [backend] */
+	long before = live_events();
+	pid_t pid;
+
+	if (ncpu > MAX_CPUS)
+		ncpu = MAX_CPUS;
+	memset(sd, 0, sizeof(sd));
+	pid = fork_waiting(roe_workload, NULL, &go);
+	ASSERT_LT(0, pid);
+	for (int k = 0; k < 2; k++) {
+		ASSERT_EQ(0, gr_open(k ? self->dev : -1, pid, ncpu, &sd[k]))
+			TH_LOG("backend %d: %s", k, strerror(errno));
+	}
+	noclone = open_sys_disabled(pid);	/* as above */
+	ASSERT_LE(0, noclone);
+	ASSERT_EQ(0, child_go(go));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
+	for (int k = 0; k < 2; k++) {
+		for (int c = 0; c < ncpu; c++)
+			gr_parse(&sd[k], c, k ? "pevt" : "stock");
+		qsort(sd[k].recs, sd[k].nr, 48, cmp_line);
+	}
+	TH_LOG("group READ records stock %u pevt %u (bad %u %u)",
+	       sd[0].nr, sd[1].nr, sd[0].bad, sd[1].bad);
+	for (unsigned int i = 0; i < sd[0].nr || i < sd[1].nr; i++)
+		TH_LOG("  stock %-18s pevt %s", i < sd[0].nr ? sd[0].recs[i] : "-",
+		       i < sd[1].nr ? sd[1].recs[i] : "-");
+	EXPECT_EQ(sd[0].nr, sd[1].nr);
+	for (unsigned int i = 0; i < sd[0].nr && i < sd[1].nr; i++)
+		EXPECT_STREQ(sd[0].recs[i], sd[1].recs[i]);
+	EXPECT_EQ(0, sd[0].bad);
+	EXPECT_EQ(0, sd[1].bad);
+	/* Each child's exec: one per child event, two per CPU. */
+	EXPECT_EQ(ROE_KIDS * ncpu * 2, sd[1].nr);
+	for (int k = 0; k < 2; k++)
+		for (int c = 0; c < ncpu; c++) {
+			munmap(sd[k].map[c], (RD_PAGES + 1) * getpagesize());
+			close(sd[k].fd[c][1]);
+			close(sd[k].fd[c][0]);
+		}
+	close(noclone);
+	if (before >= 0)
+		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
+}
 /* ---- errnos: pevt against stock for the same attr --------------------- */
 
 struct errcase {
