@@ -100,7 +100,7 @@ lines() {
 	     '"$modline"'
 	     { blk = blk $0 "\n" }
 	     END { flush() }' modsyms - |
-		awk '/^ +[0-9]+\.[0-9]+%/ { skip = /\[unknown\] +\[.\] [0-9a-fx]+$/ } !skip' |
+		awk "$ROW"' { skip = /\[unknown\] +\[.\] [0-9a-fx]+$/ } !skip' |
 		grep -v '^# \(\.\.\.\|Children \|Overhead \)' |
 		grep -v -- '0x[0-9a-f]\{13,\}$' | sed 's/^[ |-]*//' |
 		awk 'NR == FNR { m[$1]; next } { n = $NF; sub(/^.*--/, "", n) } !(n in m)' modsyms - |

@@ -982,8 +982,7 @@ static int zq_push(struct record *r, const struct iovec *iov, int n, size_t len)
 {
 	struct zq *q = &r->zq;
 	struct zq_ent *e;
-	int i, err;
-	size_t at;
+	int err;
 
 	pthread_mutex_lock(&q->lock);
 	while (q->bytes && q->bytes + len > ZQ_MAX && !q->err)
@@ -997,8 +996,7 @@ static int zq_push(struct record *r, const struct iovec *iov, int n, size_t len)
 		return -ENOMEM;
 	e->next = NULL;
 	e->len = len;
-	for (i = 0, at = 0; i < n; at += iov[i].iov_len, i++)
-		memcpy(e->data + at, iov[i].iov_base, iov[i].iov_len);
+	iov_gather(e->data, iov, n);
 	pthread_mutex_lock(&q->lock);
 	if (q->tail)
 		q->tail->next = e;
@@ -1168,9 +1166,7 @@ static int64_t drain(struct record *r, int idx, bool flush_all)
 		 * kernel writes on while zstd works (a copy costs a tenth of
 		 * what level 1 does; -m 4 lost 7% of the samples without it).
 		 */
-		memcpy(r->zcopy, iov[0].iov_base, iov[0].iov_len);
-		if (n == 2)
-			memcpy(r->zcopy + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+		iov_gather(r->zcopy, iov, n);
 		ret = drain__consumed(r->drain, idx, head);
 		if (!ret)
 			ret = write_compressed(r, r->zcopy, len);

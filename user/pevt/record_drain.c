@@ -183,6 +183,8 @@ static int uring_setup(struct drain *d, struct pevt_mmap **maps)
 		return ret == -ENOSYS ? -EOPNOTSUPP : ret;
 	d->ring_up = true;
 	d->fixed_file = !io_uring_register_files(&d->ring, &d->fd, 1);
+	if (d->copy)
+		return 0;	/* writes go from malloc'ed copies: nothing to pin */
 	iov = calloc(d->nr, sizeof(*iov));
 	if (!iov)
 		return -ENOMEM;
@@ -191,7 +193,7 @@ static int uring_setup(struct drain *d, struct pevt_mmap **maps)
 		iov[i].iov_len = pevt_mmap__data_size(maps[i]);
 	}
 	/* Pins the ring pages; a kernel may refuse special mappings: writev then. */
-	d->buf_err = d->copy ? -EINVAL : io_uring_register_buffers(&d->ring, iov, d->nr);
+	d->buf_err = io_uring_register_buffers(&d->ring, iov, d->nr);
 	d->fixed_bufs = !d->buf_err;
 	free(iov);
 	return 0;
@@ -592,9 +594,7 @@ int drain__submit(struct drain *d, int i, const struct iovec *iov, int n, uint64
 		io->copy = malloc(len ? len : 1);
 		if (!io->copy)
 			return pevt_data_writer__set_error(d->w, -ENOMEM, "data");
-		memcpy(io->copy, iov[0].iov_base, iov[0].iov_len);
-		if (n > 1)
-			memcpy((char *)io->copy + iov[0].iov_len, iov[1].iov_base, iov[1].iov_len);
+		iov_gather(io->copy, iov, n);
 		io->iov[0].iov_base = io->copy;
 		io->iov[0].iov_len = len;
 		io->n = 1;

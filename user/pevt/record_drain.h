@@ -43,6 +43,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 struct pevt_data_writer;
@@ -94,5 +95,18 @@ int drain__round(struct drain *d, bool mark);
 int drain__reap(struct drain *d, bool all);
 /* Readable when completions wait (poll it with the buffers), or -1. */
 int drain__fd(const struct drain *d);
+
+/*
+ * iov_gather() - copy the @n pieces of @iov (a ring range: one piece, or
+ * two when it wraps) one after the other to @dst.  Return: bytes copied.
+ */
+static inline size_t iov_gather(void *dst, const struct iovec *iov, int n)
+{
+	size_t at = 0;
+
+	for (int i = 0; i < n; at += iov[i].iov_len, i++)
+		memcpy((char *)dst + at, iov[i].iov_base, iov[i].iov_len);
+	return at;
+}
 
 #endif
