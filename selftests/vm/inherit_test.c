@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -1391,6 +1392,130 @@ TEST_F_TIMEOUT(inh, inherit_stat_group_read_records_like_stock, 120)
 			close(sd[k].fd[c][0]);
 		}
 	close(noclone);
+	if (before >= 0)
+		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
+}
+
+/*
+ * inherit_thread: only CLONE_THREAD children inherit (perf_event_init_task()
+ * -> inherit_task_group() skips the others).  A workload that runs a
+ * thread (which itself starts a thread), forks a process (which starts a
+ * thread of its own) and calls getppid() in each; a syscalls event with
+ * inherit + inherit_thread and one with inherit alone, on both backends,
+ * same run.  Per-task events (cpu -1) and per-CPU ones (every CPU).
+ */
+#define IT_THREAD	300	/* getppid() in the workload's thread */
+#define IT_INNER	150	/* ... in the thread that thread starts */
+#define IT_PROC		500	/* ... in the forked process */
+#define IT_PROC_THREAD	200	/* ... in the forked process's thread */
+#define IT_MAIN		100	/* ... in the workload itself */
+
+static void *it_calls(void *arg)
+{
+	long n = (long)arg;
+
+	for (long i = 0; i < n; i++)
+		getppid();
+	return NULL;
+}
+
+static void *it_outer(void *arg)
+{
+	pthread_t t;
+
+	(void)arg;
+	if (pthread_create(&t, NULL, it_calls, (void *)(long)IT_INNER))
+		return (void *)1;
+	pthread_join(t, NULL);
+	it_calls((void *)(long)IT_THREAD);
+	return NULL;
+}
+
+static int it_workload(void *arg)
+{
+	pthread_t t;
+	void *ret;
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	if (pthread_create(&t, NULL, it_outer, NULL) || pthread_join(t, &ret) || ret)
+		return 124;
+	pid = fork();
+	if (pid < 0)
+		return 125;
+	if (pid == 0) {
+		if (pthread_create(&t, NULL, it_calls, (void *)(long)IT_PROC_THREAD))
+			_exit(1);
+		pthread_join(t, NULL);
+		it_calls((void *)(long)IT_PROC);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 126;
+	it_calls((void *)(long)IT_MAIN);
+	return 0;
+}
+
+static int it_open(int dev, pid_t pid, int cpu, int thread)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = (int)read_long(VPMU_TYPE_PATH);
+	a.config = SRC_SYSCALLS;
+	a.inherit = 1;
+	a.inherit_thread = thread;
+	if (dev < 0)
+		return sys_perf_event_open(&a, pid, cpu, -1, 0);
+	return pevt_open(dev, &a, pid, cpu, -1, 0);
+}
+
+TEST_F_TIMEOUT(inh, inherit_thread_like_stock, 120)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), go, st;
+	long before = live_events();
+
+	if (ncpu > MAX_CPUS)
+		ncpu = MAX_CPUS;
+	/* percpu 0: one per-task event (cpu -1); 1: one per CPU, summed. */
+	for (int percpu = 0; percpu < 2; percpu++) {
+		int n = percpu ? ncpu : 1, fd[2][2][MAX_CPUS];	/* [backend][thread] */
+		uint64_t v[2][2] = { { 0 } };
+		pid_t pid;
+
+		pid = fork_waiting(it_workload, NULL, &go);
+		ASSERT_LT(0, pid);
+		for (int k = 0; k < 2; k++)
+			for (int t = 0; t < 2; t++)
+				for (int c = 0; c < n; c++) {
+					fd[k][t][c] = it_open(k ? self->dev : -1, pid,
+							      percpu ? c : -1, t);
+					ASSERT_LE(0, fd[k][t][c])
+						TH_LOG("backend %d thread %d cpu %d: %s",
+						       k, t, c, strerror(errno));
+				}
+		ASSERT_EQ(0, child_go(go));
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("status %#x", st);
+		for (int k = 0; k < 2; k++)
+			for (int t = 0; t < 2; t++)
+				for (int c = 0; c < n; c++) {
+					v[k][t] += read1(fd[k][t][c]);
+					close(fd[k][t][c]);
+				}
+		TH_LOG("%s: syscalls inherit: stock %llu pevt %llu; inherit_thread: stock %llu pevt %llu",
+		       percpu ? "per-CPU" : "per-task",
+		       (unsigned long long)v[0][0], (unsigned long long)v[1][0],
+		       (unsigned long long)v[0][1], (unsigned long long)v[1][1]);
+		/* The same tracepoint on both: the same calls. */
+		EXPECT_EQ(v[0][0], v[1][0]);
+		EXPECT_EQ(v[0][1], v[1][1]);
+		/* Threads in, the forked process and its thread out. */
+		EXPECT_LE(IT_MAIN + IT_THREAD + IT_INNER, v[1][1]);
+		EXPECT_LE(v[1][1] + IT_PROC + IT_PROC_THREAD, v[1][0]);
+	}
 	if (before >= 0)
 		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
 }
