@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -696,6 +697,59 @@ TEST_F(rec, call_graph_dwarf)
 	out_free(&o);
 }
 
+/*
+ * -r PRIO, as perf record -r: every thread of the recorder runs SCHED_FIFO
+ * (main, --pin-readers' readers, the threads drain's writers), the
+ * workload keeps SCHED_OTHER; without the right to, a clear error.  The
+ * workload reads the policies (field 41 of /proc/.../stat) once the
+ * recorder runs: its own, then each of its parent's threads.
+ */
+TEST_F(rec, realtime)
+{
+	char pol[256] = "";
+	unsigned int fifo = 0, other = 0;
+	struct out o;
+	FILE *f;
+	int p;
+
+	if (geteuid())
+		SKIP(return, "SCHED_FIFO needs root (CAP_SYS_NICE) here");
+	record(_metadata, "%s record -r 1 --drain=%s -F 1000 -o r.data -- sh -c "
+	       "'sleep 0.5; awk \"{ print \\$41 }\" /proc/self/stat > pol.txt; "
+	       "for t in /proc/$PPID/task/*; do awk \"{ print \\$41 }\" $t/stat; done >> pol.txt'",
+	       pevt_bin, variant->drain);
+	f = fopen("pol.txt", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%d", &p));
+	EXPECT_EQ(SCHED_OTHER, p) TH_LOG("the workload's policy");
+	while (fscanf(f, "%d", &p) == 1) {
+		fifo += p == SCHED_FIFO;
+		other += p != SCHED_FIFO;
+		snprintf(pol + strlen(pol), sizeof(pol) - strlen(pol), " %d", p);
+	}
+	fclose(f);
+	TH_LOG("%s: the recorder's threads' policies:%s", variant->drain, pol);
+	EXPECT_LE(1u, fifo);
+	EXPECT_EQ(0u, other);
+	/* A reader per CPU buffer, a writer per CPU buffer: more than one thread. */
+	if (strstr(variant->drain, "pin") || !strcmp(variant->drain, "threads"))
+		EXPECT_LE(2u, fifo);
+	run(&o, "perf script -i r.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+
+	/* No right to SCHED_FIFO: root without CAP_SYS_NICE, RLIMIT_RTPRIO 0. */
+	if (system("command -v setpriv >/dev/null && command -v prlimit >/dev/null"))
+		SKIP(return, "no setpriv/prlimit (util-linux) for the error case");
+	run(&o, "setpriv --bounding-set -sys_nice -- prlimit --rtprio=0 -- "
+	    "%s record -r 1 --drain=%s -o e.data -- sleep 0.2", pevt_bin, variant->drain);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "-r 1: cannot run SCHED_FIFO: Operation not permitted"))
+		TH_LOG("%s", o.err);
+	out_free(&o);
+}
+
 TEST_F(rec, bad_options)
 {
 	struct out o;
@@ -719,6 +773,11 @@ TEST_F(rec, bad_options)
 	run(&o, "%s record --call-graph dwarf,65536 -o x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);
 	EXPECT_NE(NULL, strstr(o.err, "incorrect stack dump size (max 65528): '65536'")) TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "%s record -r 0 -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "-r needs a SCHED_FIFO priority 1..99, not '0'"))
+		TH_LOG("%s", o.err);
 	out_free(&o);
 	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);

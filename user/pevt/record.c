@@ -108,6 +108,7 @@ struct record_opts {
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
 	bool pin_readers;		/* --pin-readers */
+	int rt_prio;			/* -r: SCHED_FIFO priority, 0: none */
 	char **argv;			/* workload */
 	int argc;
 };
@@ -2505,6 +2506,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "compression-level",	optional_argument,	NULL, 'z' },
 		{ "drain",		required_argument,	NULL, 'D' },
 		{ "pin-readers",	no_argument,		NULL, 'P' },
+		{ "realtime",		required_argument,	NULL, 'r' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
@@ -2521,7 +2523,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	argc++;
 	argv--;
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:b:iBz::qh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gaC:p:t:o:m:r:b:iBz::qh", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'e':
 			if (event_list_append(&o->events, optarg))
@@ -2592,6 +2594,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'P':
 			o->pin_readers = true;
+			break;
+		case 'r':
+			if (parse_size(optarg, &v) || v < 1 ||
+			    v > (uint64_t)sched_get_priority_max(SCHED_FIFO)) {
+				p_err("-r needs a SCHED_FIFO priority 1..%d, not '%s'",
+				      sched_get_priority_max(SCHED_FIFO), optarg);
+				return -EINVAL;
+			}
+			o->rt_prio = v;
 			break;
 		case 'i':
 			o->no_inherit = true;
@@ -3241,6 +3252,23 @@ int do_record(int argc, char **argv)
 	}
 	r.started = true;
 
+	/*
+	 * -r: the recorder and every thread it starts from here on (readers,
+	 * the compressing thread) run SCHED_FIFO, as perf record -r; the
+	 * workload, forked already, keeps its policy.
+	 */
+	if (o.rt_prio) {
+		struct sched_param sp = { .sched_priority = o.rt_prio };
+
+		int err = sched_setscheduler(0, SCHED_FIFO, &sp) ? -errno :
+			  r.drain ? drain__realtime(r.drain, o.rt_prio) : 0;
+
+		if (err) {
+			p_err("-r %d: cannot run SCHED_FIFO: %s", o.rt_prio, strerror(-err));
+			code = 1;
+			goto out;
+		}
+	}
 	if ((o.pin_readers && start_readers(&r)) || zq_start(&r)) {
 		code = 1;
 		goto out;

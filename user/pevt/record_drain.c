@@ -384,6 +384,21 @@ uint64_t drain__read_pos(const struct drain *d, int i)
 	return d->bufs[i].read_pos;
 }
 
+int drain__realtime(struct drain *d, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	int i, err;
+
+	for (i = 0; i < d->nr; i++) {
+		if (!d->bufs[i].started)
+			continue;
+		err = pthread_setschedparam(d->bufs[i].thread, SCHED_FIFO, &sp);
+		if (err)
+			return -err;
+	}
+	return 0;
+}
+
 int drain__fd(const struct drain *d)
 {
 	if (d->kind == DRAIN_URING)

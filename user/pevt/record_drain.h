@@ -95,6 +95,8 @@ int drain__round(struct drain *d, bool mark);
 int drain__reap(struct drain *d, bool all);
 /* Readable when completions wait (poll it with the buffers), or -1. */
 int drain__fd(const struct drain *d);
+/* -r: the drain's own threads (threads drain) SCHED_FIFO @prio; 0 or -errno. */
+int drain__realtime(struct drain *d, int prio);
 
 /*
  * iov_gather() - copy the @n pieces of @iov (a ring range: one piece, or
