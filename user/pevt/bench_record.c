@@ -48,6 +48,7 @@ struct rec_row {
 	bool perf;			/* a Debian perf row */
 	bool z;				/* -z: the row's compressed twin */
 	bool ztwin;			/* gets a -z twin (with z yes) */
+	bool rt;			/* -r 1 (with rt yes) */
 	int base;			/* -z rows: the same recorder without -z */
 	int pages;
 	/* results: the medians of the runs (status: the first failed run's) */
@@ -690,7 +691,7 @@ static int do_bench_record_help(void)
 	fprintf(stderr,
 		"Usage: %s bench record [workload W] [calls N] [freq HZ] [reps R]\n"
 		"                         [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
-		"                         [json FILE]\n"
+		"                         [rt yes|no] [json FILE]\n"
 		"\n"
 		"Workload W (default syscalls), recorded by Debian perf (-m P, --aio,\n"
 		"--threads) and by pevt record (--backend stock, and pevt when /dev/pevt\n"
@@ -710,6 +711,8 @@ static int do_bench_record_help(void)
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
 		"compression ratio next to perf's, and their loss next to the row's\n"
 		"without -z.\n"
+		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
+		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
 		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);
 	return 0;
 }
@@ -740,7 +743,7 @@ int bench_record(int argc, char **argv)
 	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
 	struct rec_row *rows;
-	int nr = 0, i, k, z = 0, restored;
+	int nr = 0, i, k, z = 0, rt = 0, restored;
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
@@ -775,6 +778,8 @@ int bench_record(int argc, char **argv)
 			json = argv[1];
 		} else if (is_prefix(*argv, "z") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
 			z = !strcmp(argv[1], "yes");
+		} else if (is_prefix(*argv, "rt") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
+			rt = !strcmp(argv[1], "yes");
 		} else {
 			return do_bench_record_help(), -1;
 		}
@@ -853,6 +858,17 @@ int bench_record(int argc, char **argv)
 				r->pages = m;
 				nr++;
 			}
+		}
+		/* -r 1 twins of every row so far at this -m: perf's and pevt's. */
+		for (k = first, i = nr; rt && k < i && nr < MAX_ROWS; k++) {
+			struct rec_row *r = &rows[nr];
+
+			*r = rows[k];
+			r->rt = true;
+			r->ztwin = false;
+			snprintf(r->name, sizeof(r->name), "%s -r1", rows[k].name);
+			snprintf(r->cmd, sizeof(r->cmd), "%s -r 1", rows[k].cmd);
+			nr++;
 		}
 		/* -z twins of perf -m P and of each backend's first drain row. */
 		for (k = first, i = nr; z && k < i && nr < MAX_ROWS; k++) {
@@ -941,7 +957,8 @@ int bench_record(int argc, char **argv)
 			fprintf(jf, ",\"bytes\":%" PRIu64 ",\"wall_s\":%.3f,\"recorder_cpu_s\":%.3f",
 				r->bytes, r->wall, r->cpu);
 			json_num(jf, "lost_pct", r->lost_pct);
-			fprintf(jf, ",\"pages\":%d,\"compressed\":%s", r->pages, r->z ? "true" : "false");
+			fprintf(jf, ",\"pages\":%d,\"compressed\":%s,\"realtime\":%s", r->pages,
+				r->z ? "true" : "false", r->rt ? "true" : "false");
 			if (r->kernel_lost >= 0)
 				fprintf(jf, ",\"kernel_lost\":%" PRId64, r->kernel_lost);
 			else

@@ -877,23 +877,42 @@ static void *reader_run(void *arg)
 	return NULL;
 }
 
+/*
+ * Before the workload starts: its first records (exec, the loader's
+ * syscalls) find a reader up.  With -r the readers are SCHED_FIFO from
+ * their first instruction.
+ */
 static int start_readers(struct record *r)
 {
+	struct sched_param sp = { .sched_priority = r->o->rt_prio };
+	pthread_attr_t attr;
 	int i, err;
 
+	pthread_attr_init(&attr);
+	if (r->o->rt_prio) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
 	for (i = 0; i < r->nr_bufs; i++) {
 		struct rec_buf *b = &r->bufs[i];
 
 		b->r = r;
 		pthread_mutex_init(&b->lock, NULL);
-		err = pthread_create(&b->reader, NULL, reader_run, b);
+		err = pthread_create(&b->reader, &attr, reader_run, b);
 		if (err) {
-			p_err("--pin-readers: cannot start a reader for CPU %d: %s", b->cpu,
-			      strerror(err));
+			if (err == EPERM && r->o->rt_prio)
+				p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio,
+				      strerror(err));
+			else
+				p_err("--pin-readers: cannot start a reader for CPU %d: %s",
+				      b->cpu, strerror(err));
+			pthread_attr_destroy(&attr);
 			return -err;
 		}
 		b->reader_started = true;
 	}
+	pthread_attr_destroy(&attr);
 	return 0;
 }
 
@@ -3245,6 +3264,10 @@ int do_record(int argc, char **argv)
 	if (o.sw.secs)
 		r.next_switch = now_ns() + o.sw.secs * 1000000000ull;
 
+	if (o.pin_readers && start_readers(&r)) {
+		code = 1;
+		goto out;
+	}
 	ret = start_targets(&r, err_fd, !samples_before_exec(&r));
 	if (ret) {
 		code = ret;
@@ -3269,7 +3292,7 @@ int do_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((o.pin_readers && start_readers(&r)) || zq_start(&r)) {
+	if (zq_start(&r)) {
 		code = 1;
 		goto out;
 	}
@@ -3322,6 +3345,7 @@ write_error:
 		      pevt_data_writer__committed(r.w));
 	}
 out:
+	stop_readers(&r);
 	zq_stop(&r);
 	if (r.go_fd >= 0)
 		close(r.go_fd);	/* the child reads EOF and exits */
