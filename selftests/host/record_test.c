@@ -739,6 +739,18 @@ TEST_F(rec, realtime)
 	EXPECT_TRUE(perf_quiet(o.err));
 	out_free(&o);
 
+	/* --overwrite (snapshots) takes -r as well. */
+	if (!strcmp(variant->drain, "write")) {
+		record(_metadata, "%s record --overwrite -r 1 -F 1000 -o s.data -- sh -c "
+		       "'sleep 0.5; awk \"{ print \\$41 }\" /proc/$PPID/stat > spol.txt'",
+		       pevt_bin);
+		f = fopen("spol.txt", "r");
+		ASSERT_NE(NULL, f);
+		ASSERT_EQ(1, fscanf(f, "%d", &p));
+		fclose(f);
+		EXPECT_EQ(SCHED_FIFO, p) TH_LOG("--overwrite: the recorder's policy");
+	}
+
 	/* No right to SCHED_FIFO: root without CAP_SYS_NICE, RLIMIT_RTPRIO 0. */
 	if (system("command -v setpriv >/dev/null && command -v prlimit >/dev/null"))
 		SKIP(return, "no setpriv/prlimit (util-linux) for the error case");

@@ -3096,6 +3096,28 @@ static bool snap_trigger(void *ctx)
 }
 
 /* Returns 0 or the exit code. */
+/*
+ * -r, once the targets are started: the main thread and the drain's
+ * threads SCHED_FIFO, as perf record -r; threads started from here on
+ * (the compressing thread) inherit it, --pin-readers' readers have it
+ * from creation; the workload, forked already, keeps its policy.
+ * Return: 0, or 1 after the error.
+ */
+static int go_realtime(struct record *r)
+{
+	struct sched_param sp = { .sched_priority = r->o->rt_prio };
+	int err;
+
+	if (!r->o->rt_prio)
+		return 0;
+	err = sched_setscheduler(0, SCHED_FIFO, &sp) ? -errno :
+	      r->drain ? drain__realtime(r->drain, r->o->rt_prio) : 0;
+	if (!err)
+		return 0;
+	p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
+	return 1;
+}
+
 static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, char **argv)
 {
 	struct rec_snap rs = { .r = r, .argc = argc, .argv = argv };
@@ -3148,6 +3170,9 @@ static int record_snapshots(struct record *r, int sfd, int err_fd, int argc, cha
 	if (ret)
 		goto out;
 	r->started = true;
+	ret = go_realtime(r);
+	if (ret)
+		goto out;
 	ret = snapshot__loop(s, sfd, &r->child, !r->o->argv && r->threads[0] != -1);
 	r->done = ret == 1;
 	for_each_evsel(r, pevt_evsel__disable, true);
@@ -3275,24 +3300,7 @@ int do_record(int argc, char **argv)
 	}
 	r.started = true;
 
-	/*
-	 * -r: the recorder and every thread it starts from here on (readers,
-	 * the compressing thread) run SCHED_FIFO, as perf record -r; the
-	 * workload, forked already, keeps its policy.
-	 */
-	if (o.rt_prio) {
-		struct sched_param sp = { .sched_priority = o.rt_prio };
-
-		int err = sched_setscheduler(0, SCHED_FIFO, &sp) ? -errno :
-			  r.drain ? drain__realtime(r.drain, o.rt_prio) : 0;
-
-		if (err) {
-			p_err("-r %d: cannot run SCHED_FIFO: %s", o.rt_prio, strerror(-err));
-			code = 1;
-			goto out;
-		}
-	}
-	if (zq_start(&r)) {
+	if (go_realtime(&r) || zq_start(&r)) {
 		code = 1;
 		goto out;
 	}
