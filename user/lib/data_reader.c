@@ -407,15 +407,18 @@ int pevt_data__parse_sample(struct pevt_data *d, const struct perf_event_header 
 			per++;
 		s->read = p;
 		if (rf & PERF_FORMAT_GROUP) {
-			NEED(1);
-			n = *p++;
+			uint64_t k = 1;
+
 			if (rf & PERF_FORMAT_TOTAL_TIME_ENABLED)
-				p++;
+				k++;
 			if (rf & PERF_FORMAT_TOTAL_TIME_RUNNING)
-				p++;
-			if (n > (uint64_t)(end - p))
+				k++;
+			NEED(k);
+			n = *p;
+			p += k;
+			/* n entries of per words each, without overflowing n * per */
+			if (n > (uint64_t)(end - p) / per)
 				return -EBADMSG;
-			NEED(n * per);
 			p += n * per;
 		} else {
 			uint64_t k = per;
