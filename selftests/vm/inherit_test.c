@@ -984,8 +984,8 @@ static int roe_workload(void *arg)
 	return 127;
 }
 
-static int open_sys(int dev, pid_t pid, int cpu, int inherit, int roe,
-		    int stat, uint64_t rf)
+/* A syscalls counter; @thread: inherit_thread (with @inherit). */
+static int open_sys(int dev, pid_t pid, int cpu, int inherit, int thread, int roe)
 {
 	struct perf_event_attr a;
 
@@ -993,10 +993,9 @@ static int open_sys(int dev, pid_t pid, int cpu, int inherit, int roe,
 	a.size = sizeof(a);
 	a.type = (int)read_long(VPMU_TYPE_PATH);
 	a.config = SRC_SYSCALLS;
-	a.read_format = rf;
 	a.inherit = inherit;
+	a.inherit_thread = thread;
 	a.remove_on_exec = roe;
-	a.inherit_stat = stat;
 	if (dev < 0)
 		return sys_perf_event_open(&a, pid, cpu, -1, 0);
 	return pevt_open(dev, &a, pid, cpu, -1, 0);
@@ -1054,8 +1053,8 @@ TEST_F_TIMEOUT(inh, remove_on_exec_like_stock, 120)
 	for (int k = 0; k < 2; k++) {
 		int dev = k ? self->dev : -1;
 
-		fd[k][0] = open_sys(dev, pid, -1, 1, 1, 0, 0);
-		fd[k][1] = open_sys(dev, pid, -1, 0, 1, 0, 0);
+		fd[k][0] = open_sys(dev, pid, -1, 1, 0, 1);
+		fd[k][1] = open_sys(dev, pid, -1, 0, 0, 1);
 		fd[k][2] = open_clk(dev, pid, 1, 1);
 		for (int i = 0; i < 3; i++) {
 			ASSERT_LE(0, fd[k][i]) TH_LOG("backend %d event %d: %s", k, i,
@@ -1104,15 +1103,22 @@ TEST_F_TIMEOUT(inh, remove_on_exec_like_stock, 120)
 #define RD_TYPE		(PERF_SAMPLE_TID | PERF_SAMPLE_ID | \
 			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU)
 
+/* One backend's inherit_stat events: per CPU, mapped, and a sibling in group mode. */
 struct rd_side {
-	int fd[MAX_CPUS];
-	uint64_t id[MAX_CPUS];
+	int fd[MAX_CPUS], sib[MAX_CPUS];
+	uint64_t id[MAX_CPUS], sib_id[MAX_CPUS];
 	void *map[MAX_CPUS];
-	char recs[64][48];	/* "tid value" of each READ record */
+	char recs[64][48];	/* "tid cpuN [L|S] value" of each READ record */
 	unsigned int nr, bad;
 };
 
-static int rd_open(int dev, pid_t pid, int ncpu, int roe, struct rd_side *sd)
+/*
+ * syscalls with inherit + inherit_stat (+ remove_on_exec) on every CPU;
+ * @group: read with PERF_FORMAT_GROUP, a second syscalls in the group, its
+ * output set to the leader's buffer (as perf record sets it).
+ */
+static int rd_open(int dev, pid_t pid, int ncpu, int roe, int group,
+		   struct rd_side *sd)
 {
 	size_t len = (RD_PAGES + 1) * getpagesize();
 	struct perf_event_attr a;
@@ -1121,53 +1127,116 @@ static int rd_open(int dev, pid_t pid, int ncpu, int roe, struct rd_side *sd)
 	a.size = sizeof(a);
 	a.type = (int)read_long(VPMU_TYPE_PATH);
 	a.config = SRC_SYSCALLS;
-	a.read_format = RD_RF;
+	a.read_format = RD_RF | (group ? PERF_FORMAT_GROUP : 0);
 	a.sample_type = RD_TYPE;
 	a.sample_id_all = 1;
 	a.inherit = 1;
 	a.inherit_stat = 1;
 	a.remove_on_exec = roe;
-	return open_mapped(dev, &a, pid, ncpu, len, sd->fd, sd->id, sd->map);
+	if (open_mapped(dev, &a, pid, ncpu, len, sd->fd, sd->id, sd->map))
+		return -1;
+	for (int c = 0; group && c < ncpu; c++) {
+		sd->sib[c] = dev < 0 ? sys_perf_event_open(&a, pid, c, sd->fd[c], 0) :
+				       pevt_open(dev, &a, pid, c, sd->fd[c], 0);
+		if (sd->sib[c] < 0 ||
+		    ioctl(sd->sib[c], PERF_EVENT_IOC_ID, &sd->sib_id[c]) ||
+		    ioctl(sd->sib[c], PERF_EVENT_IOC_SET_OUTPUT, sd->fd[c]))
+			return -1;
+	}
+	return 0;
 }
 
-/* READ records: pid, tid, value, enabled, running, id; sample_id after. */
-static void rd_parse(struct rd_side *sd, int c)
+static void rd_close(struct rd_side *sd, int ncpu, int group)
+{
+	for (int c = 0; c < ncpu; c++) {
+		munmap(sd->map[c], (RD_PAGES + 1) * getpagesize());
+		if (group)
+			close(sd->sib[c]);
+		close(sd->fd[c]);
+	}
+}
+
+/*
+ * READ records of CPU @c's buffer: pid/tid, the read_format values, then
+ * sample_id: pid/tid, id, stream_id, cpu.  Without @group the values are
+ * value, enabled, running, id; with it a group of one (each member has
+ * left its group when it writes): nr 1, enabled, running, value, id.  Both
+ * ids are the parent's (the leader's or the sibling's), the stream id the
+ * child event's own.
+ */
+static void rd_parse(struct rd_side *sd, int c, int group, const char *side)
 {
 	struct perf_event_mmap_page *pc = sd->map[c];
 	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
 	uint64_t size = (uint64_t)RD_PAGES * getpagesize();
 	const uint8_t *d = (const uint8_t *)pc + getpagesize();
+	unsigned int words = group ? 10 : 9, val = group ? 4 : 1, id = val + (group ? 1 : 3);
 
 	for (uint64_t pos = pc->data_tail; pos < head; ) {
 		struct perf_event_header h;
-		uint64_t r[9];
+		uint64_t r[16];
+		unsigned int n;
+		int m;
 
 		rb_copy(&h, d, size, pos, sizeof(h));
 		if (h.size < sizeof(h))
 			return;
-		if (h.type == PERF_RECORD_READ) {
-			if (h.size != sizeof(h) + sizeof(r)) {
-				sd->bad++;
-			} else {
-				rb_copy(r, d, size, pos + sizeof(h), sizeof(r));
-				/*
-				 * pid/tid, value, enabled, running, id; then
-				 * sample_id: pid/tid, id, stream_id, cpu.  Both
-				 * ids are the parent's, the stream id the
-				 * child event's own.
-				 */
-				if (r[4] != sd->id[c] || r[6] != sd->id[c] ||
-				    r[7] == sd->id[c] || r[2] < r[3] ||
-				    r[0] != r[5] || r[8] >= MAX_CPUS)
-					sd->bad++;
-				if (sd->nr < 64)
-					snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %llu",
-						 (uint32_t)(r[0] >> 32), c,
-						 (unsigned long long)r[1]);
-			}
+		if (h.type != PERF_RECORD_READ) {
+			pos += h.size;
+			continue;
+		}
+		n = (h.size - sizeof(h)) / 8;
+		if (n > 16)
+			n = 16;
+		rb_copy(r, d, size, pos + sizeof(h), n * 8);
+		m = n == words && r[id] == sd->id[c] ? 0 :
+		    n == words && group && r[id] == sd->sib_id[c] ? 1 : -1;
+		if (m < 0 || (group && r[1] != 1) || r[2] < r[3] || r[id + 1] != r[0] ||
+		    r[id + 2] != r[id] || r[id + 3] == r[id] || r[id + 4] >= MAX_CPUS) {
+			char w[200];
+			int o = 0;
+
+			for (unsigned int i = 0; i < n && o < 180; i++)
+				o += snprintf(w + o, sizeof(w) - o, " %llx",
+					      (unsigned long long)r[i]);
+			fprintf(stderr, "# %s cpu %d: READ record of %u bytes:%s (ids %llx %llx)\n",
+				side, c, h.size, w, (unsigned long long)sd->id[c],
+				(unsigned long long)sd->sib_id[c]);
+			sd->bad++;
+		} else if (sd->nr < 64 && group) {
+			snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %c %llu",
+				 (uint32_t)(r[0] >> 32), c, m ? 'S' : 'L',
+				 (unsigned long long)r[val]);
+		} else if (sd->nr < 64) {
+			snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %llu",
+				 (uint32_t)(r[0] >> 32), c, (unsigned long long)r[val]);
 		}
 		pos += h.size;
 	}
+}
+
+/*
+ * Parse both backends' buffers ([0] stock, [1] pevt) and compare their
+ * READ records: the same set, none malformed.
+ */
+static void rd_compare(struct __test_metadata *_metadata, struct rd_side *sd,
+		       int ncpu, int group, const char *what)
+{
+	for (int k = 0; k < 2; k++) {
+		for (int c = 0; c < ncpu; c++)
+			rd_parse(&sd[k], c, group, k ? "pevt" : "stock");
+		qsort(sd[k].recs, sd[k].nr, 48, cmp_line);
+	}
+	TH_LOG("%s: READ records stock %u pevt %u (bad %u %u)",
+	       what, sd[0].nr, sd[1].nr, sd[0].bad, sd[1].bad);
+	for (unsigned int i = 0; i < sd[0].nr || i < sd[1].nr; i++)
+		TH_LOG("  stock %-18s pevt %s", i < sd[0].nr ? sd[0].recs[i] : "-",
+		       i < sd[1].nr ? sd[1].recs[i] : "-");
+	EXPECT_EQ(sd[0].nr, sd[1].nr);
+	for (unsigned int i = 0; i < sd[0].nr && i < sd[1].nr; i++)
+		EXPECT_STREQ(sd[0].recs[i], sd[1].recs[i]);
+	EXPECT_EQ(0, sd[0].bad);
+	EXPECT_EQ(0, sd[1].bad);
 }
 
 /*
@@ -1190,7 +1259,7 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
 	ASSERT_LT(0, pid);
 	for (int roe = 0; roe < 2; roe++) {
 		for (int k = 0; k < 2; k++) {
-			ASSERT_EQ(0, rd_open(k ? self->dev : -1, pid, ncpu, roe,
+			ASSERT_EQ(0, rd_open(k ? self->dev : -1, pid, ncpu, roe, 0,
 					     &sd[roe][k]))
 				TH_LOG("roe %d backend %d: %s", roe, k, strerror(errno));
 		}
@@ -1206,24 +1275,8 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
 	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	for (int roe = 0; roe < 2; roe++) {
-		for (int k = 0; k < 2; k++) {
-			for (int c = 0; c < ncpu; c++)
-				rd_parse(&sd[roe][k], c);
-			qsort(sd[roe][k].recs, sd[roe][k].nr, 48, cmp_line);
-		}
-		TH_LOG("remove_on_exec %d: READ records stock %u pevt %u (bad %u %u)",
-		       roe, sd[roe][0].nr, sd[roe][1].nr, sd[roe][0].bad,
-		       sd[roe][1].bad);
-		for (unsigned int i = 0; i < sd[roe][0].nr || i < sd[roe][1].nr; i++)
-			TH_LOG("  stock %-16s pevt %s", i < sd[roe][0].nr ? sd[roe][0].recs[i] : "-",
-			       i < sd[roe][1].nr ? sd[roe][1].recs[i] : "-");
-		EXPECT_EQ(sd[roe][0].nr, sd[roe][1].nr);
-		for (unsigned int i = 0; i < sd[roe][0].nr && i < sd[roe][1].nr; i++)
-			EXPECT_STREQ(sd[roe][0].recs[i], sd[roe][1].recs[i]);
-		EXPECT_EQ(0, sd[roe][0].bad);
-		EXPECT_EQ(0, sd[roe][1].bad);
-	}
+	rd_compare(_metadata, sd[0], ncpu, 0, "remove_on_exec 0");
+	rd_compare(_metadata, sd[1], ncpu, 0, "remove_on_exec 1");
 	/* Each child's exec: one READ per child event (one per CPU). */
 	EXPECT_EQ(ROE_KIDS * ncpu, sd[1][1].nr);
 	/* Removed at the exec, no children left: POLLHUP (is_event_hup()). */
@@ -1236,15 +1289,11 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
 		}
 	for (int roe = 0; roe < 2; roe++)
 		for (int k = 0; k < 2; k++)
-			for (int c = 0; c < ncpu; c++) {
-				munmap(sd[roe][k].map[c], (RD_PAGES + 1) * getpagesize());
-				close(sd[roe][k].fd[c]);
-			}
+			rd_close(&sd[roe][k], ncpu, 0);
 	close(noclone);
 	if (before >= 0)
 		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
 }
-
 
 /*
  * The same with PERF_FORMAT_GROUP: a per-CPU group {syscalls, syscalls}
@@ -1254,106 +1303,10 @@ TEST_F_TIMEOUT(inh, inherit_stat_read_records_like_stock, 120)
  * writes its READ record (perf_child_detach()): a group of one, { nr 1,
  * enabled, running, its own count, its parent's id }.
  */
-#define GR_WORDS	10	/* pid/tid, nr, en, run, value, id; sample_id */
-
-struct gr_side {
-	int fd[MAX_CPUS][2];
-	uint64_t id[MAX_CPUS][2];
-	void *map[MAX_CPUS];
-	char recs[64][48];	/* "tid cpuN L|S value" of each READ record */
-	unsigned int nr, bad;
-};
-
-static int gr_open(int dev, pid_t pid, int ncpu, struct gr_side *sd)
-{
-	size_t len = (RD_PAGES + 1) * getpagesize();
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = (int)read_long(VPMU_TYPE_PATH);
-	a.config = SRC_SYSCALLS;
-	a.read_format = RD_RF | PERF_FORMAT_GROUP;
-	a.sample_type = RD_TYPE;
-	a.sample_id_all = 1;
-	a.inherit = 1;
-	a.inherit_stat = 1;
-	a.remove_on_exec = 1;
-	for (int c = 0; c < ncpu; c++) {
-		for (int m = 0; m < 2; m++) {
-			int g = m ? sd->fd[c][0] : -1;
-
-			sd->fd[c][m] = dev < 0 ? sys_perf_event_open(&a, pid, c, g, 0) :
-						 pevt_open(dev, &a, pid, c, g, 0);
-			if (sd->fd[c][m] < 0 ||
-			    ioctl(sd->fd[c][m], PERF_EVENT_IOC_ID, &sd->id[c][m]))
-				return -1;
-		}
-		sd->map[c] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				  sd->fd[c][0], 0);
-		if (sd->map[c] == MAP_FAILED ||
-		    ioctl(sd->fd[c][1], PERF_EVENT_IOC_SET_OUTPUT, sd->fd[c][0]))
-			return -1;
-	}
-	return 0;
-}
-
-static void gr_parse(struct gr_side *sd, int c, const char *side)
-{
-	struct perf_event_mmap_page *pc = sd->map[c];
-	uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
-	uint64_t size = (uint64_t)RD_PAGES * getpagesize();
-	const uint8_t *d = (const uint8_t *)pc + getpagesize();
-
-	for (uint64_t pos = pc->data_tail; pos < head; ) {
-		struct perf_event_header h;
-		uint64_t r[16];
-		unsigned int n;
-		int m;
-
-		rb_copy(&h, d, size, pos, sizeof(h));
-		if (h.size < sizeof(h))
-			return;
-		if (h.type != PERF_RECORD_READ) {
-			pos += h.size;
-			continue;
-		}
-		n = (h.size - sizeof(h)) / 8;
-		if (n > 16)
-			n = 16;
-		rb_copy(r, d, size, pos + sizeof(h), n * 8);
-		m = n == GR_WORDS && r[5] == sd->id[c][0] ? 0 :
-		    n == GR_WORDS && r[5] == sd->id[c][1] ? 1 : -1;
-		/*
-		 * A group of one: nr 1, its times, its count and its parent's
-		 * id; sample_id: pid/tid, the parent's id, the child event's
-		 * own (stream) id, the CPU.
-		 */
-		if (m < 0 || r[1] != 1 || r[2] < r[3] || r[6] != r[0] ||
-		    r[7] != r[5] || r[8] == r[5] || r[9] >= MAX_CPUS) {
-			char w[200];
-			int o = 0;
-
-			for (unsigned int i = 0; i < n && o < 180; i++)
-				o += snprintf(w + o, sizeof(w) - o, " %llx",
-					      (unsigned long long)r[i]);
-			fprintf(stderr, "# %s cpu %d: READ record of %u bytes:%s (ids %llx %llx)\n",
-			       side, c, h.size, w, (unsigned long long)sd->id[c][0],
-			       (unsigned long long)sd->id[c][1]);
-			sd->bad++;
-		} else if (sd->nr < 64) {
-			snprintf(sd->recs[sd->nr++], 48, "%u cpu%d %c %llu",
-				 (uint32_t)(r[0] >> 32), c, m ? 'S' : 'L',
-				 (unsigned long long)r[4]);
-		}
-		pos += h.size;
-	}
-}
-
 TEST_F_TIMEOUT(inh, inherit_stat_group_read_records_like_stock, 120)
 {
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), go, st, noclone;
-	static struct gr_side sd[2];	/* [backend] */
+	static struct rd_side sd[2];	/* [backend] */
 	long before = live_events();
 	pid_t pid;
 
@@ -1363,7 +1316,7 @@ TEST_F_TIMEOUT(inh, inherit_stat_group_read_records_like_stock, 120)
 	pid = fork_waiting(roe_workload, NULL, &go);
 	ASSERT_LT(0, pid);
 	for (int k = 0; k < 2; k++) {
-		ASSERT_EQ(0, gr_open(k ? self->dev : -1, pid, ncpu, &sd[k]))
+		ASSERT_EQ(0, rd_open(k ? self->dev : -1, pid, ncpu, 1, 1, &sd[k]))
 			TH_LOG("backend %d: %s", k, strerror(errno));
 	}
 	noclone = open_sys_disabled(pid);	/* as above */
@@ -1371,29 +1324,11 @@ TEST_F_TIMEOUT(inh, inherit_stat_group_read_records_like_stock, 120)
 	ASSERT_EQ(0, child_go(go));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st));
-	for (int k = 0; k < 2; k++) {
-		for (int c = 0; c < ncpu; c++)
-			gr_parse(&sd[k], c, k ? "pevt" : "stock");
-		qsort(sd[k].recs, sd[k].nr, 48, cmp_line);
-	}
-	TH_LOG("group READ records stock %u pevt %u (bad %u %u)",
-	       sd[0].nr, sd[1].nr, sd[0].bad, sd[1].bad);
-	for (unsigned int i = 0; i < sd[0].nr || i < sd[1].nr; i++)
-		TH_LOG("  stock %-18s pevt %s", i < sd[0].nr ? sd[0].recs[i] : "-",
-		       i < sd[1].nr ? sd[1].recs[i] : "-");
-	EXPECT_EQ(sd[0].nr, sd[1].nr);
-	for (unsigned int i = 0; i < sd[0].nr && i < sd[1].nr; i++)
-		EXPECT_STREQ(sd[0].recs[i], sd[1].recs[i]);
-	EXPECT_EQ(0, sd[0].bad);
-	EXPECT_EQ(0, sd[1].bad);
+	rd_compare(_metadata, sd, ncpu, 1, "group");
 	/* Each child's exec: one per child event, two per CPU. */
 	EXPECT_EQ(ROE_KIDS * ncpu * 2, sd[1].nr);
 	for (int k = 0; k < 2; k++)
-		for (int c = 0; c < ncpu; c++) {
-			munmap(sd[k].map[c], (RD_PAGES + 1) * getpagesize());
-			close(sd[k].fd[c][1]);
-			close(sd[k].fd[c][0]);
-		}
+		rd_close(&sd[k], ncpu, 1);
 	close(noclone);
 	if (before >= 0)
 		EXPECT_EQ(before, live_events()) TH_LOG("events leaked");
@@ -1460,21 +1395,6 @@ static int it_workload(void *arg)
 	return 0;
 }
 
-static int it_open(int dev, pid_t pid, int cpu, int thread)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = (int)read_long(VPMU_TYPE_PATH);
-	a.config = SRC_SYSCALLS;
-	a.inherit = 1;
-	a.inherit_thread = thread;
-	if (dev < 0)
-		return sys_perf_event_open(&a, pid, cpu, -1, 0);
-	return pevt_open(dev, &a, pid, cpu, -1, 0);
-}
-
 TEST_F_TIMEOUT(inh, inherit_thread_like_stock, 120)
 {
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), go, st;
@@ -1493,8 +1413,8 @@ TEST_F_TIMEOUT(inh, inherit_thread_like_stock, 120)
 		for (int k = 0; k < 2; k++)
 			for (int t = 0; t < 2; t++)
 				for (int c = 0; c < n; c++) {
-					fd[k][t][c] = it_open(k ? self->dev : -1, pid,
-							      percpu ? c : -1, t);
+					fd[k][t][c] = open_sys(k ? self->dev : -1, pid,
+							       percpu ? c : -1, 1, t, 0);
 					ASSERT_LE(0, fd[k][t][c])
 						TH_LOG("backend %d thread %d cpu %d: %s",
 						       k, t, c, strerror(errno));
