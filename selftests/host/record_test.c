@@ -244,6 +244,43 @@ static bool quiet_but_lost(const char *err)
 }
 
 /*
+ * --pin-readers: a round holds what every ring had when its pass began,
+ * also when a reader runs late (PEVT_STAGE_READER_DELAY_US: the last
+ * CPU's reader sleeps 500 ms whenever it is woken, as a reader on a
+ * stopped vCPU would).  Two processes, one per CPU, so that the two
+ * rings' records interleave in time.  Without -r the passes take the
+ * rings themselves; with -r 1 (as root) a round's pass asks each reader
+ * to take its ring and waits for its answer: without the wait, 800-1100
+ * records came after two rounds newer than them (3 of 3 runs).
+ */
+TEST_F(rec, pin_late_readers_rounds)
+{
+	static const char *const rt[] = { "", "-r 1" };
+	long long samples, lost;
+	long rounds, timed;
+	struct out o;
+	int i;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	for (i = 0; i < (geteuid() ? 1 : 2); i++) {
+		run(&o, "PEVT_STAGE_READER_DELAY_US=500000 %s record %s --drain=%s -F 2000 "
+		    "-e cpu-clock -o lr.data -- sh -c 'for j in 1 2; do (i=0; while [ $i -lt "
+		    "600000 ]; do i=$((i+1)); done) & done; wait'", pevt_bin, rt[i], variant->drain);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		samples = rec_summary(o.err, &lost);
+		out_free(&o);
+		ASSERT_GT(samples, 10);
+		EXPECT_EQ(0, lost);
+		check_read(_metadata, "lr.data", samples);
+		EXPECT_EQ(0, rec_round_violations("-i lr.data", &rounds, &timed)) TH_LOG("'%s'", rt[i]);
+		EXPECT_GT(rounds, 1);
+		EXPECT_GE(timed, samples);
+		TH_LOG("'%s': %lld samples, %ld rounds", rt[i], samples, rounds);
+	}
+}
+
+/*
  * Back-pressure: 100000 system calls at period 1 into 1-page buffers, so
  * the kernel fills each buffer many times while its earlier bytes are
  * being written.  What perf reads back must be exactly what pevt counted

@@ -54,6 +54,7 @@
 
 #include "main.h"
 #include "record_drain.h"
+#include "record_stage.h"
 #include "snapshot.h"
 #include "target.h"
 
@@ -130,22 +131,7 @@ struct rec_buf {
 	struct pevt_evsel *owner;	/* the mapped evsel */
 	struct pevt_mmap *map;
 	uint64_t bytes;
-	/*
-	 * --pin-readers: a thread on the buffer's CPU copies what the kernel
-	 * wrote into @stage and gives the ring back at once; the main thread
-	 * swaps @stage for @spare and writes it.  Both under @lock.
-	 */
-	struct record *r;
-	pthread_t reader;
-	bool reader_started;
-	pthread_mutex_t lock;
-	unsigned char *stage, *spare;
-	size_t len, cap, spare_cap;
-	int err;
 };
-
-/* --pin-readers: a buffer's staged bytes stop growing here (then the ring fills). */
-#define STAGE_MAX	(64u << 20)
 
 /* Executable mappings, to know which DSOs had samples (BUILD_ID). */
 struct rec_map {
@@ -222,12 +208,13 @@ struct record {
 	int exec_failed;		/* the exit code when it failed */
 	struct pevt_events *evs;
 	struct rec_event *events;
-	volatile bool readers_stop;	/* --pin-readers: the threads end */
 	int nr_events;
 	int *cpus, nr_cpus;
 	int *threads, nr_threads;	/* {-1} for CPU-wide */
 	struct rec_buf *bufs;
 	int nr_bufs;
+	struct stage *stages;		/* --pin-readers: [as bufs] */
+	struct stage_set stage_set;
 	struct pevt_data_writer *w;
 	struct drain *drain;
 	uint64_t last_round;		/* now_ns() of the last FINISHED_ROUND */
@@ -487,20 +474,6 @@ static uint64_t rb_u64(const unsigned char *data, uint64_t mask, uint64_t pos)
 	/* Records are 8-byte aligned: a u64 never wraps. */
 	memcpy(&v, data + (pos & mask), 8);
 	return v;
-}
-
-/* Copy @len bytes at @pos out of the ring into @dst. */
-static void rb_copy(void *dst, const unsigned char *data, uint64_t mask,
-		    uint64_t pos, size_t len)
-{
-	uint64_t off = pos & mask, first = mask + 1 - off;
-
-	if (first >= len) {
-		memcpy(dst, data + off, len);
-	} else {
-		memcpy(dst, data + off, first);
-		memcpy((char *)dst + first, data, len - first);
-	}
 }
 
 /* ---- --switch-output: the tasks the files know ----------------------- */
@@ -819,113 +792,35 @@ static int zstd_warm_up(struct record *r)
 }
 
 /*
- * --pin-readers: move what the kernel wrote into the buffer's stage and
- * give the ring back (the caller holds b->lock).  Whole: when the stage
- * cannot grow to take it all, nothing is taken (the kernel drops, and
- * says so in a LOST record, as with a full ring).
- */
-static void stage_fill(struct rec_buf *b)
-{
-	struct perf_event_mmap_page *pc = pevt_mmap__control(b->map);
-	unsigned char *data = pevt_mmap__data(b->map);
-	uint64_t size = pevt_mmap__data_size(b->map), mask = size - 1;
-	uint64_t head = pevt_mmap__read_head(b->map), tail = pc->data_tail, len = head - tail;
-
-	if (!len || b->err)
-		return;
-	if (len > size || (len & 7)) {
-		b->err = -EBADMSG;
-		return;
-	}
-	if (b->len + len > b->cap) {
-		size_t ncap = b->cap ? b->cap : 4 * size;
-		unsigned char *n;
-
-		while (ncap < b->len + len)
-			ncap *= 2;
-		if (ncap > STAGE_MAX && b->len + len <= STAGE_MAX)
-			ncap = STAGE_MAX;
-		if (ncap > STAGE_MAX || !(n = realloc(b->stage, ncap)))
-			return;
-		b->stage = n;
-		b->cap = ncap;
-	}
-	rb_copy(b->stage + b->len, data, mask, tail, len);
-	b->len += len;
-	__atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
-}
-
-static void *reader_run(void *arg)
-{
-	struct rec_buf *b = arg;
-	struct pollfd p = { .fd = pevt_evsel__fd(b->owner), .events = POLLIN };
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(b->cpu, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	while (!b->r->readers_stop) {
-		if (poll(&p, 1, 50) < 0 && errno != EINTR)
-			break;
-		pthread_mutex_lock(&b->lock);
-		stage_fill(b);
-		pthread_mutex_unlock(&b->lock);
-		/* Hung up: its tasks are gone; the main thread's passes take the rest. */
-		if (p.revents & (POLLHUP | POLLERR))
-			break;
-	}
-	return NULL;
-}
-
-/*
- * Before the workload starts: its first records (exec, the loader's
- * syscalls) find a reader up.  With -r the readers are SCHED_FIFO from
- * their first instruction.
+ * --pin-readers (record_stage.c): the readers start before the workload,
+ * so that its first records (exec, the loader's syscalls) find a reader
+ * up.  With -r they are SCHED_FIFO from their first instruction.
  */
 static int start_readers(struct record *r)
 {
-	struct sched_param sp = { .sched_priority = r->o->rt_prio };
-	pthread_attr_t attr;
 	int i, err;
 
-	pthread_attr_init(&attr);
-	if (r->o->rt_prio) {
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-		pthread_attr_setschedparam(&attr, &sp);
-	}
+	r->stages = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*r->stages));
+	if (!r->stages)
+		return -ENOMEM;
 	for (i = 0; i < r->nr_bufs; i++) {
-		struct rec_buf *b = &r->bufs[i];
-
-		b->r = r;
-		pthread_mutex_init(&b->lock, NULL);
-		err = pthread_create(&b->reader, &attr, reader_run, b);
-		if (err) {
-			if (err == EPERM && r->o->rt_prio)
-				p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio,
-				      strerror(err));
-			else
-				p_err("--pin-readers: cannot start a reader for CPU %d: %s",
-				      b->cpu, strerror(err));
-			pthread_attr_destroy(&attr);
-			return -err;
-		}
-		b->reader_started = true;
+		r->stages[i].map = r->bufs[i].map;
+		r->stages[i].cpu = r->bufs[i].cpu;
+		r->stages[i].poll_fd = pevt_evsel__fd(r->bufs[i].owner);
 	}
-	pthread_attr_destroy(&attr);
-	return 0;
+	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, r->o->rt_prio,
+			       r->o->mmap_flush, !r->o->rt_prio);
+	if (err == -EPERM && r->o->rt_prio)
+		p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
+	else if (err)
+		p_err("--pin-readers: cannot start the readers: %s", strerror(-err));
+	return err;
 }
 
 static void stop_readers(struct record *r)
 {
-	int i;
-
-	r->readers_stop = true;
-	for (i = 0; i < r->nr_bufs; i++)
-		if (r->bufs[i].reader_started) {
-			pthread_join(r->bufs[i].reader, NULL);
-			r->bufs[i].reader_started = false;
-		}
+	if (r->stages)
+		stage_set__stop(&r->stage_set);
 }
 
 /* ---- -z: the compressing thread -------------------------------------- */
@@ -1086,33 +981,18 @@ static uint64_t out_bytes(struct record *r)
 	return n;
 }
 
-/* --pin-readers: the main thread's part of drain(): write what is staged. */
-static int64_t drain_staged(struct record *r, int idx, bool flush_all)
-{
-	struct rec_buf *b = &r->bufs[idx];
-	unsigned char *out;
-	size_t len, cap;
-	int ret;
+struct staged_ctx {
+	struct record *r;
+	struct rec_buf *b;
+};
 
-	pthread_mutex_lock(&b->lock);
-	stage_fill(b);
-	if (b->err || !b->len || (b->len < r->o->mmap_flush && !flush_all)) {
-		ret = b->err;
-		pthread_mutex_unlock(&b->lock);
-		if (ret)
-			p_err("CPU %d buffer: head and tail inconsistent", b->cpu);
-		return ret;
-	}
-	out = b->stage;
-	len = b->len;
-	cap = b->cap;
-	b->stage = b->spare;
-	b->cap = b->spare_cap;
-	b->len = 0;
-	b->spare = out;
-	b->spare_cap = cap;
-	pthread_mutex_unlock(&b->lock);
-	ret = account_records(r, b, out, UINT64_MAX, 0, len);
+/* --pin-readers: a run of staged records to the file. */
+static int write_staged(void *ctx, const unsigned char *out, size_t len)
+{
+	struct staged_ctx *sc = ctx;
+	struct record *r = sc->r;
+	int ret = account_records(r, sc->b, out, UINT64_MAX, 0, len);
+
 	if (ret)
 		return ret;
 	if (!r->zcs) {
@@ -1123,19 +1003,47 @@ static int64_t drain_staged(struct record *r, int idx, bool flush_all)
 		 * COMPRESSED record decompresses to more than the mmap_len
 		 * the COMPRESSED feature announces (perf's buffer for it).
 		 */
-		uint64_t ring = pevt_mmap__data_size(b->map), from = 0, at = 0, size;
+		uint64_t ring = pevt_mmap__data_size(sc->b->map), from = 0, at = 0, size;
 
 		for (ret = 0; !ret && at < len; from = at) {
 			while (at < len &&
-			       at - from + (size = ((struct perf_event_header *)(out + at))->size) <= ring)
+			       at - from + (size = ((const struct perf_event_header *)(out + at))->size) <= ring)
 				at += size;
 			ret = write_compressed(r, out + from, at - from);
 		}
 	}
-	if (ret)
-		return ret;
-	b->bytes += len;
-	return len;
+	if (!ret)
+		sc->b->bytes += len;
+	return ret;
+}
+
+/*
+ * --pin-readers: the main thread's part of drain(): write what the
+ * reader staged, all of it in a pass that ends a round (@all, the rings
+ * taken by the pass).  Without -r the pass takes each ring too (a
+ * SCHED_OTHER reader can wait behind its CPU's producer: on 6.12 the
+ * readers alone lost 50-73% at -m 1, 6-13% with the main thread's help)
+ * and writes from --mmap-flush on; with -r the reader runs as soon as it
+ * is woken, and the main thread keeps off its ring and writes once there
+ * is enough for a write worth waking up for.
+ */
+static int64_t drain_staged(struct record *r, int idx, bool all)
+{
+	struct staged_ctx sc = { r, &r->bufs[idx] };
+	struct stage *st = &r->stages[idx];
+	uint64_t n;
+	int64_t ret;
+
+	if (r->stage_set.help && !all)
+		stage__help(st);
+	n = stage__pending(st);
+	if (!all && !stage__err(st) &&
+	    (!n || n < (r->stage_set.help ? r->o->mmap_flush : r->stage_set.kick_bytes)))
+		return 0;
+	ret = stage__consume(st, write_staged, &sc);
+	if (ret == -EBADMSG)
+		p_err("CPU %d buffer: head and tail inconsistent", sc.b->cpu);
+	return ret;
 }
 
 /*
@@ -1212,13 +1120,16 @@ static int64_t pass(struct record *r, bool flush_all)
 	int i, ret;
 	bool mark;
 
+	mark = flush_all || now_ns() - r->last_round >= ROUND_NS;
+	/* --pin-readers: a round holds what the rings had when its pass began */
+	if (mark && r->stages)
+		stage_set__sync(&r->stage_set);
 	for (i = 0; i < r->nr_bufs; i++) {
-		n = r->o->pin_readers ? drain_staged(r, i, flush_all) : drain(r, i, flush_all);
+		n = r->stages ? drain_staged(r, i, mark) : drain(r, i, flush_all);
 		if (n < 0)
 			return n;
 		total += n;
 	}
-	mark = flush_all || now_ns() - r->last_round >= ROUND_NS;
 	if (mark)
 		r->last_round = now_ns();
 	if (r->zq.on) {
@@ -2384,17 +2295,25 @@ static bool switch_is_due(struct record *r)
 
 static int record_loop(struct record *r, int sfd)
 {
-	struct pollfd *pfd = calloc(r->nr_bufs + 2 + r->nr_sb, sizeof(*pfd));
+	int nfd = r->nr_bufs + 3 + r->nr_sb;
+	struct pollfd *pfd = calloc(nfd, sizeof(*pfd));
 	uint64_t next = now_ns() + PROGRESS_NS;
 	int i, status, nr_open = r->nr_bufs;
 	int64_t ret = 0;
 
 	if (!pfd)
 		return -ENOMEM;
+	/*
+	 * --pin-readers: the readers poll the buffers, and wake this loop
+	 * when they have staged enough or their buffer hung up; without -r
+	 * the loop wakes on the buffers too, to help (drain_staged()).
+	 */
 	for (i = 0; i < r->nr_bufs; i++) {
-		pfd[i].fd = pevt_evsel__fd(r->bufs[i].owner);
+		pfd[i].fd = r->stages && !r->stage_set.help ? -1 : pevt_evsel__fd(r->bufs[i].owner);
 		pfd[i].events = POLLIN;
 	}
+	pfd[nfd - 1].fd = r->stages ? stage_set__fd(&r->stage_set) : -1;
+	pfd[nfd - 1].events = POLLIN;
 	pfd[r->nr_bufs].fd = sfd;
 	pfd[r->nr_bufs].events = POLLIN;
 	/* Completions of the asynchronous drains. */
@@ -2416,6 +2335,8 @@ static int record_loop(struct record *r, int sfd)
 			r->child = -status - 1;		/* reaped; keep the status */
 			break;
 		}
+		if (r->stages)
+			nr_open = stage_set__running(&r->stage_set);
 		if (!r->o->argv && r->threads[0] != -1 && !nr_open)
 			break;	/* -p/-t: every task is gone */
 		if (now_ns() >= next) {
@@ -2438,7 +2359,12 @@ static int record_loop(struct record *r, int sfd)
 		if (ret)
 			continue;
 		/* Nothing moved: sleep until a buffer wakes us or a signal comes. */
-		if (poll(pfd, r->nr_bufs + 2 + r->nr_sb, 100) < 0 && errno != EINTR) {
+		if (r->stages && !stage_set__sleep_begin(&r->stage_set))
+			continue;
+		i = poll(pfd, nfd, 100);
+		if (r->stages)
+			stage_set__sleep_end(&r->stage_set);
+		if (i < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
 		}
@@ -2919,10 +2845,10 @@ static void free_record(struct record *r)
 	int i;
 
 	stop_readers(r);	/* an error after they started */
-	for (i = 0; r->bufs && i < r->nr_bufs; i++) {
-		free(r->bufs[i].stage);
-		free(r->bufs[i].spare);
-	}
+	for (i = 0; r->stages && i < r->nr_bufs; i++)
+		stage__free(&r->stages[i]);
+	free(r->stages);
+	r->stages = NULL;
 	for (i = 0; i < r->nr_tasks; i++)
 		free(r->tasks[i].maps);
 	free(r->tasks);

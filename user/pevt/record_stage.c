@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pevt record --pin-readers: the reader threads and their staging
+ * chunks (record_stage.h says how they are used).
+ *
+ * Who touches what, with no lock that anyone waits on:
+ *   filler	the ring (data_tail), @wr and its chunks' data and @len,
+ *		@staged, @free_tail, @nr_chunks: the reader, or the main
+ *		thread, whichever holds @filling (taken by an atomic
+ *		exchange, never waited for by the reader, which only
+ *		yields and tries again).
+ *   main	@rd, @rd_off, @written, @free_head, @want; everything of
+ *		the reader's once @gone is seen.
+ *   reader	@took: the last @want it took its ring for.
+ * A chunk's @len and @next are stored with release by the filler and
+ * loaded with acquire by the main thread: @next is set only after the
+ * chunk's last @len store, so a chunk whose @next the main thread sees
+ * has its final length.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+
+#include <linux/perf_event.h>
+#include <pevt/mmap.h>
+
+#include "record_stage.h"
+
+struct stage_chunk {
+	struct stage_chunk *next;	/* the reader's next chunk */
+	size_t len;			/* bytes published */
+	size_t cap;
+	unsigned char data[];
+};
+
+#define LOAD(p)		__atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define STORE(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
+
+static void futex_wake(unsigned int *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void futex_wait(unsigned int *addr, unsigned int val, long ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
+
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void kick(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* a counter eventfd takes 2^64-2 kicks: cannot fail */
+	}
+}
+
+/* Touched now, so that the reader takes no page fault on it later. */
+static struct stage_chunk *chunk_new(size_t cap)
+{
+	struct stage_chunk *c = malloc(sizeof(*c) + cap);
+
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof(*c) + cap);
+	c->cap = cap;
+	return c;
+}
+
+/* The reader's (or, once it has ended, the main thread's) next chunk. */
+static struct stage_chunk *chunk_get(struct stage *st)
+{
+	unsigned int t = st->free_tail;
+	struct stage_chunk *c;
+
+	if (t != LOAD(&st->free_head)) {
+		c = st->freeq[t % STAGE_FREEQ];
+		STORE(&st->free_tail, t + 1);
+	} else {
+		if (st->nr_chunks >= st->max_chunks || !(c = chunk_new(st->chunk_cap)))
+			return NULL;
+		st->nr_chunks++;
+	}
+	c->next = NULL;
+	c->len = 0;
+	return c;
+}
+
+/* The main thread: a chunk consumed goes back to the reader. */
+static void chunk_put(struct stage *st, struct stage_chunk *c)
+{
+	unsigned int h = st->free_head;
+
+	/* never full: at most max_chunks <= STAGE_FREEQ exist */
+	st->freeq[h % STAGE_FREEQ] = c;
+	STORE(&st->free_head, h + 1);
+}
+
+/*
+ * Take what the kernel wrote, whole: when no chunk can take it all,
+ * nothing is taken (the kernel drops, and says so in a LOST record, as
+ * with a full ring).
+ */
+static void stage_fill(struct stage *st)
+{
+	struct perf_event_mmap_page *pc = pevt_mmap__control(st->map);
+	const unsigned char *data = pevt_mmap__data(st->map);
+	uint64_t size = pevt_mmap__data_size(st->map);
+	uint64_t head = pevt_mmap__read_head(st->map), tail = pc->data_tail, len = head - tail;
+	struct stage_chunk *c = st->wr;
+
+	if (!c || !len || st->err)
+		return;
+	if (len > size || (len & 7)) {
+		STORE(&st->err, -EBADMSG);
+		return;
+	}
+	if (c->cap - c->len < len) {
+		struct stage_chunk *n = chunk_get(st);
+
+		if (!n)
+			return;
+		STORE(&c->next, n);
+		st->wr = c = n;
+	}
+	rb_copy(c->data + c->len, data, size - 1, tail, len);
+	STORE(&c->len, c->len + len);
+	STORE(&st->staged, st->staged + len);
+	STORE(&pc->data_tail, head);
+}
+
+/* Fill unless the other side is filling now. */
+static bool fill_try(struct stage *st)
+{
+	if (__atomic_exchange_n(&st->filling, true, __ATOMIC_ACQUIRE))
+		return false;
+	stage_fill(st);
+	__atomic_store_n(&st->filling, false, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The main thread takes the ring, once the reader (if at it) is done. */
+static void fill_main(struct stage *st)
+{
+	while (!fill_try(st))
+		sched_yield();
+}
+
+static void *reader_run(void *arg)
+{
+	struct stage *st = arg;
+	struct stage_set *ss = st->set;
+	struct pollfd p[2] = {
+		{ .fd = st->poll_fd, .events = POLLIN },
+		{ .fd = st->kick_fd, .events = POLLIN },
+	};
+	unsigned int want;
+	uint64_t v;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(st->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	while (!LOAD(&ss->stop)) {
+		if (poll(p, 2, 50) < 0 && errno != EINTR)
+			break;
+		if (ss->delay_us && st == &ss->st[ss->nr - 1])
+			usleep(ss->delay_us);	/* a reader that runs late (tests) */
+		if ((p[1].revents & POLLIN) && read(st->kick_fd, &v, sizeof(v)) < 0) {
+			/* nonblocking, and only this thread reads it: cannot fail */
+		}
+		want = LOAD(&st->want);		/* asked before the fill that answers it */
+		while (!fill_try(st))
+			sched_yield();		/* the main thread's fill is short */
+		if (want != st->took) {
+			STORE(&st->took, want);
+			futex_wake(&st->took);
+		}
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* @staged before @sleeping */
+		if (stage__pending(st) >= ss->kick_bytes &&
+		    __atomic_load_n(&ss->sleeping, __ATOMIC_RELAXED) &&
+		    __atomic_exchange_n(&ss->sleeping, false, __ATOMIC_SEQ_CST))
+			kick(ss->wake_fd);
+		/* Hung up: its tasks are gone; the main thread takes the rest. */
+		if (p[0].revents & (POLLHUP | POLLERR))
+			break;
+	}
+	__atomic_store_n(&st->gone, true, __ATOMIC_SEQ_CST);
+	futex_wake(&st->took);
+	kick(ss->wake_fd);
+	return NULL;
+}
+
+/* The reader is not there (never started, ended or joined): the ring is ours. */
+static bool reader_off(struct stage *st)
+{
+	return !st->started || __atomic_load_n(&st->gone, __ATOMIC_SEQ_CST);
+}
+
+static void stage_stop_one(struct stage *st)
+{
+	if (!st->started)
+		return;
+	kick(st->kick_fd);
+	pthread_join(st->thread, NULL);
+	st->started = false;
+}
+
+int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio,
+		     uint64_t flush, bool help)
+{
+	struct sched_param sp = { .sched_priority = rt_prio };
+	pthread_attr_t attr;
+	int i, err = 0;
+	const char *d = getenv("PEVT_STAGE_READER_DELAY_US");
+
+	memset(ss, 0, sizeof(*ss));
+	ss->help = help;
+	ss->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
+	ss->st = st;
+	ss->nr = nr;
+	ss->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	for (i = 0; i < nr; i++) {
+		st[i].set = ss;
+		st[i].kick_fd = -1;
+	}
+	if (ss->wake_fd < 0)
+		return -errno;
+	for (i = 0; i < nr; i++) {
+		struct stage *s = &st[i];
+		size_t ring = pevt_mmap__data_size(s->map);
+
+		/* a fill takes at most a ring: 4 of them, or 256 KiB */
+		s->chunk_cap = ring * 4 > (256u << 10) ? ring * 4 : (256u << 10);
+		s->max_chunks = STAGE_MAX / s->chunk_cap;
+		if (s->max_chunks < 2)
+			s->max_chunks = 2;
+		if (s->max_chunks > STAGE_FREEQ)
+			s->max_chunks = STAGE_FREEQ;
+		/* two chunks ready, the reader's first and a spare */
+		s->wr = s->rd = chunk_new(s->chunk_cap);
+		s->freeq[0] = chunk_new(s->chunk_cap);
+		if (s->freeq[0])
+			s->free_head = 1;
+		if (!s->wr || !s->freeq[0])
+			return -ENOMEM;
+		s->nr_chunks = 2;
+		s->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->kick_fd < 0)
+			return -errno;
+		if (ss->kick_bytes < s->chunk_cap / 2)
+			ss->kick_bytes = s->chunk_cap / 2;
+	}
+	if (ss->kick_bytes < flush)
+		ss->kick_bytes = flush;
+
+	pthread_attr_init(&attr);
+	if (rt_prio) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	for (i = 0; i < nr && !err; i++) {
+		err = -pthread_create(&st[i].thread, &attr, reader_run, &st[i]);
+		st[i].started = !err;
+	}
+	pthread_attr_destroy(&attr);
+	if (err)
+		stage_set__stop(ss);
+	return err;
+}
+
+void stage_set__stop(struct stage_set *ss)
+{
+	int i;
+
+	STORE(&ss->stop, true);
+	for (i = 0; i < ss->nr; i++)
+		stage_stop_one(&ss->st[i]);
+	if (ss->wake_fd >= 0)
+		close(ss->wake_fd);
+	ss->wake_fd = -1;
+}
+
+void stage_set__sync(struct stage_set *ss)
+{
+	int i;
+
+	/* Helping: the main thread takes rings anyway. */
+	for (i = 0; ss->help && i < ss->nr; i++)
+		fill_main(&ss->st[i]);
+	if (ss->help)
+		return;
+	/* Else each reader takes its own, asked and waited for. */
+	for (i = 0; i < ss->nr; i++) {
+		struct stage *st = &ss->st[i];
+
+		if (reader_off(st))
+			continue;
+		STORE(&st->want, st->want + 1);
+		kick(st->kick_fd);
+	}
+	for (i = 0; i < ss->nr; i++) {
+		struct stage *st = &ss->st[i];
+		unsigned int took;
+
+		for (;;) {
+			if (reader_off(st)) {
+				fill_main(st);
+				break;
+			}
+			took = LOAD(&st->took);
+			if (took == st->want)
+				break;
+			futex_wait(&st->took, took, 10000000);
+		}
+	}
+}
+
+void stage__help(struct stage *st)
+{
+	fill_try(st);
+}
+
+int stage_set__running(const struct stage_set *ss)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ss->nr; i++)
+		n += ss->st[i].started && !LOAD(&ss->st[i].gone);
+	return n;
+}
+
+int stage_set__fd(const struct stage_set *ss)
+{
+	return ss->wake_fd;
+}
+
+bool stage_set__sleep_begin(struct stage_set *ss)
+{
+	int i;
+
+	__atomic_store_n(&ss->sleeping, true, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* @sleeping before @staged */
+	for (i = 0; i < ss->nr; i++)
+		if (stage__pending(&ss->st[i]) >= ss->kick_bytes) {
+			__atomic_store_n(&ss->sleeping, false, __ATOMIC_SEQ_CST);
+			return false;
+		}
+	return true;
+}
+
+void stage_set__sleep_end(struct stage_set *ss)
+{
+	uint64_t v;
+
+	__atomic_store_n(&ss->sleeping, false, __ATOMIC_SEQ_CST);
+	if (read(ss->wake_fd, &v, sizeof(v)) < 0) {
+		/* nothing was kicked */
+	}
+}
+
+uint64_t stage__pending(const struct stage *st)
+{
+	return LOAD(&st->staged) - LOAD(&st->written);
+}
+
+int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned char *p, size_t len),
+		       void *ctx)
+{
+	int64_t total = 0;
+	int ret;
+
+	if (!st->rd)
+		return 0;
+	if (reader_off(st))
+		fill_main(st);
+	for (;;) {
+		struct stage_chunk *c = st->rd, *next = LOAD(&c->next);
+		size_t end = LOAD(&c->len);	/* after @next: final if @next is set */
+
+		if (st->rd_off < end) {
+			ret = fn(ctx, c->data + st->rd_off, end - st->rd_off);
+			if (ret)
+				return ret;
+			total += end - st->rd_off;
+			STORE(&st->written, st->written + (end - st->rd_off));
+			st->rd_off = end;
+		}
+		if (!next)
+			break;
+		st->rd = next;
+		st->rd_off = 0;
+		chunk_put(st, c);
+	}
+	ret = LOAD(&st->err);
+	return ret ? ret : total;
+}
+
+int stage__err(const struct stage *st)
+{
+	return LOAD(&st->err);
+}
+
+void stage__free(struct stage *st)
+{
+	struct stage_chunk *c, *n;
+	unsigned int i;
+
+	for (c = st->rd; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	st->rd = st->wr = NULL;
+	for (i = st->free_tail; i != st->free_head; i++)
+		free(st->freeq[i % STAGE_FREEQ]);
+	st->free_tail = st->free_head;
+	if (st->kick_fd >= 0)
+		close(st->kick_fd);
+	st->kick_fd = -1;
+}

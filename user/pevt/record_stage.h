@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pevt record --pin-readers: a reader thread per ring buffer, pinned to
+ * the buffer's CPU, copies what the kernel wrote into staging chunks and
+ * gives the ring back at once; the main thread writes the chunks to the
+ * file (record_stage.c).
+ *
+ *	stage_set__start(&ss, st, n, prio, flush, help);	// before the workload
+ *	while (recording) {
+ *		if (round)
+ *			stage_set__sync(&ss);	// every ring taken now
+ *		else if (help)
+ *			stage__help(st);	// each ring, unless its reader is at it
+ *		stage__consume(st, write, ctx);	// what is staged, to the file
+ *		if (stage_set__sleep_begin(&ss))	// nothing to write
+ *			poll(..., stage_set__fd(&ss), ...);
+ *		stage_set__sleep_end(&ss);
+ *	}
+ *	stage_set__stop(&ss);			// readers joined
+ *	stage_set__sync(&ss); stage__consume(...);	// the rest
+ *	stage__free(st);
+ *
+ * Whoever takes a ring holds the stage's @filling flag, taken by an
+ * atomic exchange; a reader that finds it taken yields and tries again
+ * (it never sleeps on the main thread).  Taken bytes go into chunks
+ * that the taker appends to and publishes by a release store of the
+ * chunk's length; the main thread follows the chunk list and hands
+ * written chunks back through a single-producer single-consumer queue.
+ *
+ * Two ways to share a ring:
+ *   help	(pevt record without -r) the main thread takes the rings
+ *		too, on every pass, as the old mutex design did: a
+ *		SCHED_OTHER reader may wait behind the producer on its CPU
+ *		while the main thread runs on another.
+ *   no help	(-r) the reader alone takes its ring while it runs: a
+ *		round's pass asks it to (@want) and waits for its answer
+ *		(@took).  A SCHED_FIFO reader runs as soon as it is woken,
+ *		and the main thread, which the host may deschedule at any
+ *		instant, is never where the reader could wait for it.  (With a
+ *		mutex the main thread took on every pass, the readers lost
+ *		0.1-0.2% at -m 1 where perf --threads -r 1 lost none.)
+ * Either way a round holds everything its rings had when its pass
+ * began.  A reader that has ended (its buffer hung up, or the set
+ * stopped) leaves its ring to the main thread.
+ */
+#ifndef PEVT_RECORD_STAGE_H
+#define PEVT_RECORD_STAGE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct pevt_mmap;
+struct stage_chunk;
+
+/* Copy @len bytes at ring position @pos out of the ring @data (@mask) into @dst. */
+static inline void rb_copy(void *dst, const unsigned char *data, uint64_t mask,
+			   uint64_t pos, size_t len)
+{
+	uint64_t off = pos & mask, first = mask + 1 - off;
+
+	if (first >= len) {
+		memcpy(dst, data + off, len);
+	} else {
+		memcpy(dst, data + off, first);
+		memcpy((char *)dst + first, data, len - first);
+	}
+}
+struct stage_set;
+
+/* A chunk handed back is taken again; no buffer stages more than this. */
+#define STAGE_MAX	(64u << 20)
+#define STAGE_FREEQ	256u
+
+struct stage {
+	/* set by the caller before stage_set__start() */
+	struct pevt_mmap *map;
+	int cpu;
+	int poll_fd;			/* the buffer's event fd */
+
+	struct stage_set *set;
+	pthread_t thread;
+	bool started;
+	int kick_fd;			/* eventfd: the main thread wakes the reader */
+	size_t chunk_cap;
+	unsigned int nr_chunks, max_chunks;	/* the reader's */
+	struct stage_chunk *wr;		/* the reader's chunk */
+	struct stage_chunk *rd;		/* the main thread's */
+	size_t rd_off;
+	uint64_t staged;		/* bytes published (reader) */
+	uint64_t written;		/* bytes consumed (main) */
+	struct stage_chunk *freeq[STAGE_FREEQ];
+	unsigned int free_head;		/* the main thread pushes here */
+	unsigned int free_tail;		/* the reader pops here */
+	bool filling;			/* the reader or the main thread takes the ring */
+	unsigned int want, took;	/* a round's request, the reader's answer */
+	bool gone;			/* the reader has ended */
+	int err;			/* -EBADMSG: head and tail inconsistent */
+};
+
+struct stage_set {
+	struct stage *st;
+	int nr;
+	int wake_fd;			/* eventfd: a reader wakes the main thread */
+	size_t kick_bytes;		/* a reader wakes the main thread past this */
+	bool stop;
+	bool sleeping;			/* the main thread is about to poll */
+	bool help;			/* the main thread takes rings too */
+	unsigned int delay_us;		/* PEVT_STAGE_READER_DELAY_US (tests): the last
+					   reader sleeps this long when woken */
+};
+
+/*
+ * Start a reader per stage (SCHED_FIFO @rt_prio if not 0).  @flush:
+ * the caller writes no less than this at a time (--mmap-flush).  @help:
+ * the caller takes the rings too (stage__help()), and takes them itself
+ * for a round; else a round asks each reader to take its own ring and
+ * waits for the answer, and the caller never touches a ring a reader
+ * has.
+ * Returns 0 or -errno (-EPERM: no right to @rt_prio); on an error the
+ * readers started are stopped and every stage can be freed.
+ */
+int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio,
+		     uint64_t flush, bool help);
+/* Every reader ended and joined; the rings are the caller's again. */
+void stage_set__stop(struct stage_set *ss);
+/* Every ring taken now, by its reader or (helping, or no reader) the caller. */
+void stage_set__sync(struct stage_set *ss);
+/* Helping: the caller takes the ring now, unless its reader is at it. */
+void stage__help(struct stage *st);
+/* Readers that have not ended (their buffers not hung up). */
+int stage_set__running(const struct stage_set *ss);
+/* The fd a sleeping main thread polls for (readable: something to do). */
+int stage_set__fd(const struct stage_set *ss);
+/*
+ * The main thread goes to sleep: true if it may (no stage has
+ * @kick_bytes to write, no reader has ended since the last look);
+ * stage_set__sleep_end() after the poll, whatever it returned.
+ */
+bool stage_set__sleep_begin(struct stage_set *ss);
+void stage_set__sleep_end(struct stage_set *ss);
+
+/* Bytes staged and not consumed yet. */
+uint64_t stage__pending(const struct stage *st);
+/*
+ * Hand what is staged to @fn, in order, as flat runs of whole records
+ * (each within one chunk); a run @fn consumed is given back.  Returns
+ * the bytes consumed or the first -errno of @fn or of the stage.
+ */
+int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned char *p, size_t len),
+		       void *ctx);
+/* -EBADMSG once the reader found the ring's head and tail inconsistent, or 0. */
+int stage__err(const struct stage *st);
+/* After stage_set__stop() (or a failed start): the chunks go. */
+void stage__free(struct stage *st);
+
+#endif
