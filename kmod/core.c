@@ -129,6 +129,10 @@ void pevt_event_set_state(struct pevt_event *event, enum pevt_event_state state)
 	if (event->state == state)
 		return;
 	pevt_event_update_time(event);
+	/* In or out of the enabled states: rotid's key of its ctx changes. */
+	if ((event->state >= PEVT_STATE_INACTIVE) != (state >= PEVT_STATE_INACTIVE) &&
+	    event->ctx)
+		pevt_ctx_key_changed(event->ctx);
 	event->state = state;
 }
 
@@ -441,6 +445,7 @@ static int __pevt_install(struct pevt_context *ctx, void *data, bool active)
 	pevt_ctx_unclone(ctx);
 	if (!(event->src->caps & PEVT_SRC_SOFTWARE))
 		ctx->nr_hw_events++;
+	pevt_ctx_key_changed(ctx);
 	if (leader == event) {
 		list_add_tail(&event->group_entry, ctx_group_list(ctx, event));
 	} else {
@@ -461,6 +466,7 @@ static void pevt_group_detach(struct pevt_event *event)
 	struct pevt_context *ctx = event->ctx;
 	struct pevt_event *sibling, *tmp;
 
+	pevt_ctx_key_changed(ctx);
 	if (!pevt_event_is_leader(event)) {
 		list_del_init(&event->group_entry);
 		event->group_leader->nr_siblings--;
@@ -1365,6 +1371,20 @@ void pevt_event_remove(struct pevt_event *event)
 }
 
 static atomic64_t pevt_ctx_uids = ATOMIC64_INIT(0);
+static atomic64_t pevt_ctx_key_gens = ATOMIC64_INIT(0);
+
+/**
+ * pevt_ctx_key_changed() - the groups rotid keys on may have changed
+ * @ctx: the context, ctx->lock held (or not yet visible)
+ *
+ * A new value, never used by any context before: a tick that finds the
+ * generations it last walked the key at skips the walk (sched.c).
+ */
+void pevt_ctx_key_changed(struct pevt_context *ctx)
+{
+	WRITE_ONCE(ctx->key_gen, atomic64_inc_return(&pevt_ctx_key_gens));
+}
+
 
 /**
  * pevt_ctx_init() - initialise an empty context.
@@ -1384,6 +1404,7 @@ void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task)
 	INIT_HLIST_NODE(&ctx->hash_node);
 	refcount_set(&ctx->refcount, 1);
 	ctx->uid = atomic64_inc_return(&pevt_ctx_uids);
+	pevt_ctx_key_changed(ctx);
 	ctx->cpu = cpu;
 	ctx->task = task;
 	ctx->active_cpu = task ? -1 : cpu;

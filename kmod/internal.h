@@ -240,6 +240,13 @@ struct pevt_context {
 	u64			clone_root;	/* uid of the context it is a clone of, or 0 */
 	u64			clone_gen;	/* that context's generation then */
 	bool			cloned;		/* a context was made a clone of it */
+
+	/*
+	 * rotid's key (sched.c): unique over all contexts, new whenever a
+	 * group goes in, out or moves in a group list, or an event enters
+	 * or leaves the enabled states (pevt_ctx_key_changed()).  ctx->lock.
+	 */
+	u64			key_gen;
 };
 
 /**
@@ -313,6 +320,7 @@ struct pevt_event *pevt_event_from_file(struct file *file);
 void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task);
 void pevt_update_context_time(struct pevt_context *ctx);
 void pevt_event_update_time(struct pevt_event *event);
+void pevt_ctx_key_changed(struct pevt_context *ctx);
 void pevt_event_set_state(struct pevt_event *event, enum pevt_event_state state);
 int pevt_group_sched_in(struct pevt_event *leader, struct pevt_context *ctx);
 void pevt_group_sched_out(struct pevt_event *leader, struct pevt_context *ctx);

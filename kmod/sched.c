@@ -88,6 +88,16 @@ module_param_named(rotid_full_pass, sched_full_pass, bool, 0644);
 MODULE_PARM_DESC(rotid_full_pass,
 		 "test knob: a rotid tick takes every flexible group off, not only those that move (default N)");
 
+/*
+ * Test knob: the rotid tick walks both contexts' groups to check its key
+ * every time, as it did until 2026-12-01, instead of trusting the
+ * contexts' key generations (sched_rotid()).
+ */
+static bool sched_key_walk;
+module_param_named(rotid_key_walk, sched_key_walk, bool, 0644);
+MODULE_PARM_DESC(rotid_key_walk,
+		 "test knob: every rotid tick walks the groups to check its key, not only when a context's key generation changed (default N)");
+
 struct sched_key {
 	u64	id;		/* leader's event id */
 	u16	nr_members;	/* enabled members needing a slot */
@@ -152,6 +162,7 @@ struct sched_cpu {
 	u32			r;
 	u64			ticks;	/* rotation switches done */
 	u64			tick_outs; /* groups they took off */
+	u64			key_walks; /* of them, walking the groups for the key */
 	u64			t_rot;	/* local_clock() when rotation r began */
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
@@ -179,6 +190,12 @@ struct sched_cpu {
 	struct sched_key	nkey[SCHED_MAX_GROUPS];
 	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
 	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
+	/*
+	 * key_gen of the CPU and the task context when lead[] was last found
+	 * to be their groups, in key[] order ({0, 0}: not known; the task's
+	 * is 0 without one).  Reset by every change of key[].
+	 */
+	u64			lead_gen[2];
 };
 
 /* Allocated at init: too big for the module's static per-CPU area. */
@@ -460,6 +477,7 @@ static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 	u32 g, n = max(sc->nr, sv->nr);
 
 	sched_charge(sc, local_clock());	/* the leaving plan's share */
+	sc->lead_gen[0] = sc->lead_gen[1] = 0;	/* lead[] is not for key[] now */
 	for (g = 0; g < n; g++)
 		swap(sc->key[g], sv->key[g]);
 	swap(sc->valid, sv->valid);
@@ -597,6 +615,20 @@ static void sched_forget(struct sched_cpu *sc)
 }
 
 /*
+ * Are lead[] the leaders of key[] for this pair, without a walk: the plan
+ * is for this pair and slots, and neither context's key generation moved
+ * since lead[] was last matched against key[]?  Both ctx locks held.
+ */
+static bool sched_lead_known(struct sched_cpu *sc, struct pevt_context *cctx,
+			     struct pevt_context *tctx, u64 foreign)
+{
+	return sc->valid && sc->tctx == tctx && sc->foreign == foreign &&
+	       sc->lead_gen[0] == cctx->key_gen &&
+	       sc->lead_gen[1] == (tctx ? tctx->key_gen : 0) &&
+	       !READ_ONCE(sched_key_walk);
+}
+
+/*
  * Take the plan of the current key (current, parked, or just made by the
  * work), advance the rotation if asked, and reschedule the flexible
  * groups of both contexts.  Never plans: a key without a plan is sent to
@@ -609,24 +641,36 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		       struct pevt_context *tctx, bool advance)
 {
 	u64 foreign = vpmu_slots_foreign(smp_processor_id());
-	bool same, moved = false;
+	bool same, known, moved = false;
 	u32 n, g, outs;
 	int err;
 
 	/*
-	 * The key only: the member masks are the planner's input and are
-	 * collected below when it runs, not on every tick.
+	 * Neither context's groups changed since lead[] was last found to be
+	 * exactly key[]'s leaders: same pair, same key, no walk.  Until
+	 * 2026-12-01 every tick walked both contexts (sched_build()) to
+	 * compare; rotid_key_walk=Y does it again.
 	 */
-	if (sched_build(sc, cctx, tctx, &n, false)) {
-		raw_spin_lock(&sc->slock);
-		sc->overflow = true;
-		raw_spin_unlock(&sc->slock);
-		return -1;
+	known = sched_lead_known(sc, cctx, tctx, foreign);
+	if (known) {
+		n = sc->nr;
+		same = true;
+	} else {
+		/*
+		 * The key only: the member masks are the planner's input and
+		 * are collected below when it runs, not on every tick.
+		 */
+		if (sched_build(sc, cctx, tctx, &n, false)) {
+			raw_spin_lock(&sc->slock);
+			sc->overflow = true;
+			raw_spin_unlock(&sc->slock);
+			return -1;
+		}
+		same = sc->valid && sc->tctx == tctx && sc->nr == n &&
+		       sc->foreign == foreign;
+		for (g = 0; same && g < n; g++)
+			same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 	}
-	same = sc->valid && sc->tctx == tctx && sc->nr == n &&
-	       sc->foreign == foreign;
-	for (g = 0; same && g < n; g++)
-		same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
@@ -651,7 +695,11 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		return -1;
 	}
 	raw_spin_unlock(&sc->slock);
-	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
+	if (!known) {	/* walked above: nlead[] is key[]'s leaders */
+		memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
+		sc->lead_gen[0] = cctx->key_gen;
+		sc->lead_gen[1] = tctx ? tctx->key_gen : 0;
+	}
 
 	outs = sched_unplace(sc, cctx, tctx);
 	/*
@@ -659,8 +707,10 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	 * resumed a parked plan (the pair changed since the last pass)
 	 * takes off what the other plan had on, and is not in "ticks".
 	 */
-	if (moved)
+	if (moved) {
 		sc->tick_outs += outs;
+		sc->key_walks += !known;
+	}
 	sc->failed = false;
 	sched_apply(sc, cctx, false);
 	if (tctx)
@@ -783,10 +833,14 @@ static bool sched_classic(struct pevt_context *cctx, struct pevt_context *tctx)
 	cctx->rotate_necessary = 0;
 	if (cev)
 		ctx_sched_out(cctx, PEVT_EVENT_FLEXIBLE);
-	if (tev)
+	if (tev) {
 		list_move_tail(&tev->group_entry, &tctx->flexible_groups);
-	if (cev)
+		pevt_ctx_key_changed(tctx);
+	}
+	if (cev) {
 		list_move_tail(&cev->group_entry, &cctx->flexible_groups);
+		pevt_ctx_key_changed(cctx);
+	}
 	ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
 	if (tctx)
 		ctx_sched_in(tctx, PEVT_EVENT_FLEXIBLE);
@@ -1005,6 +1059,7 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 	}
 	if (j != n)
 		goto miss;
+	sc->lead_gen[task] = ctx->key_gen;	/* this context's part is fresh */
 	/*
 	 * sc->lead[] of the other context may be stale here: sched_apply()
 	 * only touches groups of @ctx, whose pointers were just refreshed.
@@ -1224,6 +1279,7 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->plan_ns_max = sc->plan_ns_max;
 		snap->pass_ns_max = sc->pass_ns_max;
 		snap->tick_outs = sc->tick_outs;
+		snap->key_walks = sc->key_walks;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[sched_pg(sc, g)];
 			runs[g] = sc->plan.nr_runs[sched_pg(sc, g)];
@@ -1231,12 +1287,13 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
 			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
 			   snap->runs, snap->valid ? snap->foreign : 0,
-			   snap->plan_ns_max, snap->pass_ns_max, snap->tick_outs);
+			   snap->plan_ns_max, snap->pass_ns_max, snap->tick_outs,
+			   snap->key_walks);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,

@@ -715,10 +715,14 @@ TEST(ring_task_time)
 	}
 }
 
-/* Sum of "ticks" and "tick_outs" over the CPUs of debugfs pevt_sched/plan. */
-static int plan_outs(long long *ticks, long long *outs)
+/*
+ * Sums of "ticks", "tick_outs" and "key_walks" over the CPUs of debugfs
+ * pevt_sched/plan (@walks may be NULL).
+ */
+static int plan_outs(long long *ticks, long long *outs, long long *walks)
 {
 	FILE *f = fopen("/sys/kernel/debug/pevt_sched/plan", "r");
+	long long w = 0;
 	char line[512], *p;
 
 	*ticks = *outs = 0;
@@ -733,8 +737,15 @@ static int plan_outs(long long *ticks, long long *outs)
 		p = strstr(line, " tick_outs ");
 		if (p)
 			*outs += strtoll(p + 11, NULL, 10);
+		p = strstr(line, " key_walks ");
+		if (p)
+			w += strtoll(p + 11, NULL, 10);
+		else
+			w = -1;
 	}
 	fclose(f);
+	if (walks)
+		*walks = w;
 	return 0;
 }
 
@@ -760,9 +771,9 @@ TEST(tick_moves)
 		ASSERT_NE(NULL, f);
 		fputs(full ? "Y" : "N", f);
 		fclose(f);
-		ASSERT_EQ(0, plan_outs(&t0, &o0));
+		ASSERT_EQ(0, plan_outs(&t0, &o0, NULL));
 		run(&r, "pevt bench fairness scenario ring-tasks sched rotid duration 1 switch none");
-		ASSERT_EQ(0, plan_outs(&t1, &o1));
+		ASSERT_EQ(0, plan_outs(&t1, &o1, NULL));
 		EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
 		out_free(&r);
 		ASSERT_LT(50, t1 - t0);
@@ -786,6 +797,52 @@ TEST(tick_moves)
 	 */
 	EXPECT_LE(per[0], 1.6);
 	EXPECT_LT(per[0] + 0.35, per[1]);
+}
+
+/*
+ * A rotid tick whose pair's groups did not change since their leaders
+ * were last matched against the plan's key does not walk the groups
+ * again (kmod/sched.c sched_lead_known(): the contexts' key
+ * generations).  ring-tasks switches tasks every ~30-60 us, and each
+ * switch swaps the pair's plan: the switch-in's flexible passes find the
+ * leaders again, so the tick still needs no walk.  rotid_key_walk=Y (the
+ * tick before 2026-12-01) walks on every tick: the counter counts.
+ */
+TEST(tick_key_walks)
+{
+	const char *param = "/sys/module/pevt/parameters/rotid_key_walk";
+	double per[2];
+	int walk;
+
+	for (walk = 0; walk < 2; walk++) {
+		long long t0, o0, w0, t1, o1, w1;
+		struct out r;
+		FILE *f = fopen(param, "w");
+
+		ASSERT_NE(NULL, f);
+		fputs(walk ? "Y" : "N", f);
+		fclose(f);
+		ASSERT_EQ(0, plan_outs(&t0, &o0, &w0));
+		ASSERT_LE(0, w0) TH_LOG("no key_walks in the plan file");
+		run(&r, "pevt bench fairness scenario ring-tasks scenario many-tasks sched rotid "
+		    "duration 1 switch none");
+		ASSERT_EQ(0, plan_outs(&t1, &o1, &w1));
+		EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+		out_free(&r);
+		ASSERT_LT(50, t1 - t0);
+		per[walk] = (double)(w1 - w0) / (t1 - t0);
+		TH_LOG("rotid_key_walk=%c: %lld ticks, %.3f key walks per tick",
+		       walk ? 'Y' : 'N', t1 - t0, per[walk]);
+	}
+	{
+		FILE *f = fopen(param, "w");
+
+		ASSERT_NE(NULL, f);
+		fputs("N", f);
+		fclose(f);
+	}
+	EXPECT_LE(per[0], 0.2);
+	EXPECT_LE(0.95, per[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -408,6 +408,80 @@ TEST_F(sched, no_rotation_wasted)
 	EXPECT_LE(197, (int)sum) TH_LOG("slot utilization %.1f%% of 200%%", sum);
 }
 
+/*
+ * Share of each open leader of @fd over the time since @prev (running /
+ * enabled of the interval, percent); @prev becomes now.  -1 when closed.
+ */
+static void interval_shares(const int *fd, int n, struct read_one *prev, double *share)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct read_one r;
+		__u64 de, dr;
+
+		share[i] = -1;
+		if (fd[i] < 0 || read_one(fd[i], &r) < 0)
+			continue;
+		de = r.enabled - prev[i].enabled;
+		dr = r.running - prev[i].running;
+		share[i] = de ? 100.0 * dr / de : -1;
+		prev[i] = r;
+	}
+}
+
+/*
+ * The key changes while the groups rotate: three CPU groups on 2 slots
+ * (2/3 each), then the third disabled (the other two 100%), enabled
+ * again (2/3), closed (100%).  rotid's tick trusts its leaders while the
+ * contexts' key generations stand (kmod/sched.c sched_lead_known()): a
+ * change that kept the generation would leave the old plan running, with
+ * the disabled or closed group's rotation wasted (and a closed leader
+ * still in lead[]).  Each phase settles 0.3 s, then is measured over 1.5 s.
+ */
+TEST_F(sched, key_changes_mid_rotation)
+{
+	static const char *const what[] = { "3 on", "third disabled", "third enabled again",
+					     "third closed" };
+	static const double want[][3] = { { 66.7, 66.7, 66.7 }, { 100, 100, -1 },
+					   { 66.7, 66.7, 66.7 }, { 100, 100, -1 } };
+	struct gspec g = { .task = 0, .members = 1 };
+	struct read_one prev[3] = { 0 };
+	int dev, fd[3], sfd[4], i, ph;
+	double sh[3];
+
+	dev = pevt_dev_open();
+	ASSERT_LE(0, dev);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, open_group(PEVT, dev, &g, -1, &fd[i], sfd));
+	for (ph = 0; ph < 4; ph++) {
+		if (ph == 1)
+			ASSERT_EQ(0, ioctl(fd[2], PERF_EVENT_IOC_DISABLE, 0));
+		if (ph == 2)
+			ASSERT_EQ(0, ioctl(fd[2], PERF_EVENT_IOC_ENABLE, 0));
+		if (ph == 3) {
+			close(fd[2]);
+			fd[2] = -1;
+		}
+		sleep_ns(3 * NSEC_PER_SEC / 10);
+		interval_shares(fd, 3, prev, sh);
+		sleep_ns(3 * NSEC_PER_SEC / 2);
+		interval_shares(fd, 3, prev, sh);
+		TH_LOG("%s (%s): %.1f %.1f %.1f", what[ph], variant->policy, sh[0], sh[1], sh[2]);
+		for (i = 0; i < 3; i++) {
+			if (want[ph][i] < 0)
+				continue;
+			EXPECT_LE(fabs(sh[i] - want[ph][i]), 6.0)
+				TH_LOG("%s: group %d %.1f%%, want %.1f%%", what[ph], i, sh[i],
+				       want[ph][i]);
+		}
+	}
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	close(dev);
+}
+
 /* Two groups that both need slot 0 are never on at the same time. */
 TEST_F(sched, constraint_conflict)
 {

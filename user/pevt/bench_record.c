@@ -474,13 +474,14 @@ static double zratio(const struct rec_row *rows, const struct rec_row *r)
 	return u->status || r->status ? 0 : ratio(per_sample(u), per_sample(r));
 }
 
-/* The perf -z row at @pages, when it ran. */
-static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int pages)
+/* The perf -z row at @pages, with -r 1 when @rt, when it ran. */
+static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int pages, bool rt)
 {
 	int i;
 
 	for (i = 0; i < nr; i++)
-		if (rows[i].perf && rows[i].z && rows[i].pages == pages && !rows[i].status)
+		if (rows[i].perf && rows[i].z && rows[i].pages == pages &&
+		    rows[i].rt == rt && !rows[i].status)
 			return &rows[i];
 	return NULL;
 }
@@ -506,7 +507,7 @@ static void print_compression(const struct rec_row *rows, int nr)
 			printf("%-26s failed (exit %d)\n", r->name, r->status);
 			continue;
 		}
-		pz = perf_z(rows, nr, r->pages);
+		pz = perf_z(rows, nr, r->pages, r->rt);
 		printf("%-26s %10.1f %10.2f ", r->name, per_sample(r), zratio(rows, r));
 		if (!r->perf && pz)
 			printf("%12.3f", ratio(zratio(rows, r), zratio(rows, pz)));
@@ -709,8 +710,9 @@ static int do_bench_record_help(void)
 		"Without sequence numbers lost is the LOST records' sum or the kernel's\n"
 		"count when larger, and duplicates are not known (-).\n"
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
-		"compression ratio next to perf's, and their loss next to the row's\n"
-		"without -z.\n"
+		"compression ratio next to perf's (with -r 1 to perf's -r 1 -z), and\n"
+		"their loss next to the row's without -z; with rt yes their -r 1 twins\n"
+		"get -z twins too.\n"
 		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
 		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);
@@ -863,9 +865,8 @@ int bench_record(int argc, char **argv)
 		for (k = first, i = nr; rt && k < i && nr < MAX_ROWS; k++) {
 			struct rec_row *r = &rows[nr];
 
-			*r = rows[k];
+			*r = rows[k];	/* keeps ztwin: -r 1 -z rows too */
 			r->rt = true;
-			r->ztwin = false;
 			snprintf(r->name, sizeof(r->name), "%s -r1", rows[k].name);
 			snprintf(r->cmd, sizeof(r->cmd), "%s -r 1", rows[k].cmd);
 			nr++;
@@ -965,7 +966,7 @@ int bench_record(int argc, char **argv)
 				fprintf(jf, ",\"kernel_lost\":null");
 			fprintf(jf, ",\"lost_records_sum\":%" PRIu64, r->lost_recs);
 			if (r->z) {
-				const struct rec_row *pz = perf_z(rows, nr, r->pages);
+				const struct rec_row *pz = perf_z(rows, nr, r->pages, r->rt);
 
 				fprintf(jf, ",\"uncompressed_row\":");
 				json_str(jf, rows[r->base].name);
