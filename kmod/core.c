@@ -1385,7 +1385,6 @@ void pevt_ctx_key_changed(struct pevt_context *ctx)
 	WRITE_ONCE(ctx->key_gen, atomic64_inc_return(&pevt_ctx_key_gens));
 }
 
-
 /**
  * pevt_ctx_init() - initialise an empty context.
  * @ctx: the context

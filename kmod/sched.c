@@ -614,6 +614,12 @@ static void sched_forget(struct sched_cpu *sc)
 	sc->gen++;	/* a plan in progress is for nothing now */
 }
 
+/* key_gen of the pair's task context; 0 without one. */
+static u64 sched_tgen(const struct pevt_context *tctx)
+{
+	return tctx ? tctx->key_gen : 0;
+}
+
 /*
  * Are lead[] the leaders of key[] for this pair, without a walk: the plan
  * is for this pair and slots, and neither context's key generation moved
@@ -624,7 +630,7 @@ static bool sched_lead_known(struct sched_cpu *sc, struct pevt_context *cctx,
 {
 	return sc->valid && sc->tctx == tctx && sc->foreign == foreign &&
 	       sc->lead_gen[0] == cctx->key_gen &&
-	       sc->lead_gen[1] == (tctx ? tctx->key_gen : 0) &&
+	       sc->lead_gen[1] == sched_tgen(tctx) &&
 	       !READ_ONCE(sched_key_walk);
 }
 
@@ -698,7 +704,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	if (!known) {	/* walked above: nlead[] is key[]'s leaders */
 		memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
 		sc->lead_gen[0] = cctx->key_gen;
-		sc->lead_gen[1] = tctx ? tctx->key_gen : 0;
+		sc->lead_gen[1] = sched_tgen(tctx);
 	}
 
 	outs = sched_unplace(sc, cctx, tctx);

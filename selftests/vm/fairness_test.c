@@ -28,25 +28,13 @@
 
 #include "kselftest_harness.h"
 #include "../common.h"
+#include "../live_stats.h"
 #include "../run_cmd.h"
 
 #define JSON	"/tmp/fairness_test.json"
 #define DATA	"/tmp/fairness_test.dat"
 #define BENCH	"pevt bench fairness scenario starvation scenario pinned-fill " \
 		"duration 1 switch 1 json " JSON " data " DATA
-
-static long read_long(const char *path)
-{
-	char buf[32] = "";
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	return buf[0] ? strtol(buf, NULL, 0) : -1;
-}
 
 /* The bench's JSON, running it first if no earlier test did. */
 static char *bench_json(struct __test_metadata *_metadata)
@@ -724,6 +712,7 @@ static int plan_outs(long long *ticks, long long *outs, long long *walks)
 	FILE *f = fopen("/sys/kernel/debug/pevt_sched/plan", "r");
 	long long w = 0;
 	char line[512], *p;
+	bool no_walks = false;
 
 	*ticks = *outs = 0;
 	if (!f)
@@ -741,11 +730,52 @@ static int plan_outs(long long *ticks, long long *outs, long long *walks)
 		if (p)
 			w += strtoll(p + 11, NULL, 10);
 		else
-			w = -1;
+			no_walks = true;
 	}
 	fclose(f);
 	if (walks)
-		*walks = w;
+		*walks = no_walks ? -1 : w;
+	return 0;
+}
+
+/*
+ * Set the module parameter rotid_@knob to @val, run rotid on @scen for
+ * 1 s, and give the plan file's tick_outs (@walks 0) or key_walks (@walks
+ * 1) per tick of that run in *@per.  0, or -1 (logged).
+ */
+static int rotid_per_tick(struct __test_metadata *_metadata, const char *knob,
+			  const char *val, const char *scen, int walks, double *per)
+{
+	long long t0, o0, w0, t1, o1, w1;
+	char param[128], cmd[256];
+	struct out r;
+	int st;
+
+	snprintf(param, sizeof(param), "/sys/module/pevt/parameters/rotid_%s", knob);
+	if (write_str(param, val)) {
+		TH_LOG("cannot write %s", param);
+		return -1;
+	}
+	if (plan_outs(&t0, &o0, &w0) || (walks && w0 < 0)) {
+		TH_LOG("no plan file, or no key_walks in it");
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "pevt bench fairness %s sched rotid duration 1 switch none",
+		 scen);
+	run(&r, cmd);
+	st = r.status;
+	if (st)
+		TH_LOG("%s", r.err);
+	out_free(&r);
+	if (plan_outs(&t1, &o1, &w1) || st)
+		return -1;
+	if (t1 - t0 <= 50) {
+		TH_LOG("%lld ticks, want more than 50", t1 - t0);
+		return -1;
+	}
+	*per = (double)(walks ? w1 - w0 : o1 - o0) / (t1 - t0);
+	TH_LOG("rotid_%s=%s: %lld ticks, %.3f %s per tick", knob, val, t1 - t0, *per,
+	       walks ? "key walks" : "groups taken off");
 	return 0;
 }
 
@@ -759,35 +789,13 @@ static int plan_outs(long long *ticks, long long *outs, long long *walks)
  */
 TEST(tick_moves)
 {
-	const char *param = "/sys/module/pevt/parameters/rotid_full_pass";
 	double per[2];
-	int full;
 
-	for (full = 0; full < 2; full++) {
-		long long t0, o0, t1, o1;
-		struct out r;
-		FILE *f = fopen(param, "w");
-
-		ASSERT_NE(NULL, f);
-		fputs(full ? "Y" : "N", f);
-		fclose(f);
-		ASSERT_EQ(0, plan_outs(&t0, &o0, NULL));
-		run(&r, "pevt bench fairness scenario ring-tasks sched rotid duration 1 switch none");
-		ASSERT_EQ(0, plan_outs(&t1, &o1, NULL));
-		EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
-		out_free(&r);
-		ASSERT_LT(50, t1 - t0);
-		per[full] = (double)(o1 - o0) / (t1 - t0);
-		TH_LOG("%s pass: %lld ticks, %.3f groups taken off per tick",
-		       full ? "full" : "moving-only", t1 - t0, per[full]);
-	}
-	{
-		FILE *f = fopen(param, "w");
-
-		ASSERT_NE(NULL, f);
-		fputs("N", f);
-		fclose(f);
-	}
+	ASSERT_EQ(0, rotid_per_tick(_metadata, "full_pass", "N", "scenario ring-tasks", 0,
+				    &per[0]));
+	ASSERT_EQ(0, rotid_per_tick(_metadata, "full_pass", "Y", "scenario ring-tasks", 0,
+				    &per[1]));
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_full_pass", "N"));
 	/*
 	 * 1.02-1.05 on a quiet host, 1.15-1.35 seen in loaded make checks:
 	 * a tick after a task switch, a classic pass or a replan starts
@@ -810,37 +818,12 @@ TEST(tick_moves)
  */
 TEST(tick_key_walks)
 {
-	const char *param = "/sys/module/pevt/parameters/rotid_key_walk";
+	const char *scen = "scenario ring-tasks scenario many-tasks";
 	double per[2];
-	int walk;
 
-	for (walk = 0; walk < 2; walk++) {
-		long long t0, o0, w0, t1, o1, w1;
-		struct out r;
-		FILE *f = fopen(param, "w");
-
-		ASSERT_NE(NULL, f);
-		fputs(walk ? "Y" : "N", f);
-		fclose(f);
-		ASSERT_EQ(0, plan_outs(&t0, &o0, &w0));
-		ASSERT_LE(0, w0) TH_LOG("no key_walks in the plan file");
-		run(&r, "pevt bench fairness scenario ring-tasks scenario many-tasks sched rotid "
-		    "duration 1 switch none");
-		ASSERT_EQ(0, plan_outs(&t1, &o1, &w1));
-		EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
-		out_free(&r);
-		ASSERT_LT(50, t1 - t0);
-		per[walk] = (double)(w1 - w0) / (t1 - t0);
-		TH_LOG("rotid_key_walk=%c: %lld ticks, %.3f key walks per tick",
-		       walk ? 'Y' : 'N', t1 - t0, per[walk]);
-	}
-	{
-		FILE *f = fopen(param, "w");
-
-		ASSERT_NE(NULL, f);
-		fputs("N", f);
-		fclose(f);
-	}
+	ASSERT_EQ(0, rotid_per_tick(_metadata, "key_walk", "N", scen, 1, &per[0]));
+	ASSERT_EQ(0, rotid_per_tick(_metadata, "key_walk", "Y", scen, 1, &per[1]));
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_key_walk", "N"));
 	EXPECT_LE(per[0], 0.2);
 	EXPECT_LE(0.95, per[1]);
 }
