@@ -74,8 +74,8 @@ $(BUILD)/man/%: Documentation/man/%.md scripts/man.awk
 # Regenerated when a page or the version changes.
 $(BUILD)/gen/help.c: $(HELP_SRCS) scripts/man.awk scripts/mkhelp.sh FORCE
 	@mkdir -p $(dir $@)
-	@scripts/mkhelp.sh $@.new '$(FULL_VERSION)' '$(BUILD)/man' $(HELP_SRCS) && \
-	 if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+	@t=$$(mktemp $@.XXXXXX) && scripts/mkhelp.sh $$t '$(FULL_VERSION)' '$(BUILD)/man' $(HELP_SRCS) && \
+	 if cmp -s $$t $@; then rm $$t; else mv $$t $@; fi
 tests: $(HOST_TESTS) $(VM_TESTS)
 
 deps:
@@ -96,7 +96,10 @@ $(BUILD)/bin/pevt: $(PEVT_SRCS) $(LIBPEVT) $(wildcard user/pevt/*.h) | $(MAN_PAG
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(PEVT_SRCS) $(LIBPEVT) $(LIBPEVT_LIBS)
 
-$(BUILD)/bin/pevt-%: $(LIBPEVT) FORCE
+# each tool from its own directory's sources (no FORCE: a relink on every
+# make would rewrite a binary another make's caller may be copying)
+.SECONDEXPANSION:
+$(BUILD)/bin/pevt-%: $(LIBPEVT) $$(wildcard user/$$*/*.c user/$$*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $(sort $(wildcard user/$*/*.c)) $(LIBPEVT) -lm -pthread
 

@@ -39,6 +39,27 @@ step_time() {
 # per-test lines on a terminal.  The results above stay on stdout.
 show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
 export PEVT_PROGRESS=$show
+# Two lanes on two cores: the debug kernel's build (~10 min) and its VM
+# run (KASAN, lockdep, kmemleak: ~2-3x a stock kernel's) take about as
+# long as everything else, so they start first, in the background, and
+# the host tests, fuzz and the other kernels run beside them (one TCG
+# thread per VM, the kernel build at nice 10).  PEVT_CHECK_JOBS=1: one
+# lane, every step in turn.
+jobs=${PEVT_CHECK_JOBS:-2}
+bg= bg_pid= bg_t0= bg_log=$top/build/check-debug.log
+if [ $host_only = 0 ] && [ "$jobs" -ge 2 ] && [[ " $kernels " == *" debug "* ]]; then
+	bg=debug bg_t0=$(date +%s)
+	if [ "$show" = 1 ]; then
+		"$top/scripts/vmtest.sh" debug > >(tee "$bg_log" >&2) 2>&1 &
+	else
+		"$top/scripts/vmtest.sh" debug > "$bg_log" 2>&1 &
+	fi
+	bg_pid=$!
+	# an interrupted make check takes its lane (and the lane its VM) down
+	trap 'kill "$bg_pid" 2>/dev/null' EXIT
+	log "check: the debug lane runs in the background (its log: ${bg_log#$top/})"
+fi
+
 declare -A step_secs=() last_secs=()
 tfile=$top/build/check.timings
 if [ -s "$tfile" ]; then
@@ -46,8 +67,9 @@ if [ -s "$tfile" ]; then
 fi
 steps=("host tests" fuzz)
 if [ $host_only = 0 ]; then
-	for k in $kernels; do steps+=("vm $k"); done
+	for k in $kernels; do [ "$k" = "$bg" ] || steps+=("vm $k"); done
 	[ -x "$top/scripts/test-plants.sh" ] && [ "${PEVT_SKIP_PLANTS:-0}" != 1 ] && steps+=("runner self-tests")
+	[ -n "$bg" ] && steps+=("vm $bg")
 fi
 stepno=0
 begin() {
@@ -56,6 +78,8 @@ begin() {
 	for k in "${steps[@]}"; do
 		[ "$k" = "$1" ] && seen=1
 		[ $seen = 1 ] || continue
+		# the background lane's time is not added to the others'
+		[ -n "${bg:-}" ] && [ "$k" = "vm $bg" ] && [ "$1" != "$k" ] && continue
 		[ -n "${last_secs[$k]:-}" ] || { left=; break; }
 		left=$((left + last_secs[$k]))
 	done
@@ -115,27 +139,44 @@ while IFS= read -r l; do failures+=("fuzz: $l"); done < <(echo "$out" | grep -aE
 add "$p" "$f" 0
 step_time "fuzz" "$s"
 
+# vm_summary K: the counts and failures of build/vm/K into the totals
+vm_summary() {
+	local p f sk l
+	if [ -s "$top/build/vm/$1/summary" ]; then
+		read -r p f sk < "$top/build/vm/$1/summary"
+		add "$p" "$f" "$sk"
+		while IFS= read -r l; do failures+=("vm/$1: $l"); done < <(grep -aE '^(not ok|  )' "$top/build/vm/$1/verdict.txt" 2>/dev/null | head -n 60)
+	else
+		echo "vm/$1: no results (set-up failed)"; add 0 1 0; failures+=("vm/$1: no results (set-up failed)")
+	fi
+}
+
 if [ $host_only = 0 ]; then
 	for k in $kernels; do
+		[ "$k" = "$bg" ] && continue
 		begin "vm $k"
 		s=$(date +%s)
 		if "$top/scripts/vmtest.sh" "$k"; then :; fi
-		if [ -s "$top/build/vm/$k/summary" ]; then
-			read -r p f sk < "$top/build/vm/$k/summary"
-			add "$p" "$f" "$sk"
-			while IFS= read -r l; do failures+=("vm/$k: $l"); done < <(grep -aE '^(not ok|  )' "$top/build/vm/$k/verdict.txt" 2>/dev/null | head -n 60)
-		else
-			echo "vm/$k: no results (set-up failed)"; add 0 1 0; failures+=("vm/$k: no results (set-up failed)")
-		fi
+		vm_summary "$k"
 		step_time "vm $k" "$s"
 	done
 	if [ -x "$top/scripts/test-plants.sh" ] && [ "${PEVT_SKIP_PLANTS:-0}" != 1 ]; then
+		# beside the debug lane if it still runs: one boot at a time until it ends
 		begin "runner self-tests"
 		s=$(date +%s)
-		out=$("$top/scripts/test-plants.sh" $kernels 2>&1); echo "$out" | grep -aE '^(ok|not ok) '
+		out=$(PEVT_PLANTS_BESIDE=$bg_pid "$top/scripts/test-plants.sh" -j "$jobs" $kernels 2>&1); echo "$out" | grep -aE '^(ok|not ok) '
 		add "$(echo "$out" | grep -acE '^ok ')" "$(echo "$out" | grep -acE '^not ok ')" 0
 		while IFS= read -r l; do failures+=("runner self-tests: $l"); done < <(echo "$out" | grep -aE '^not ok ')
 		step_time "runner self-tests" "$s"
+	fi
+	if [ -n "$bg" ]; then
+		begin "vm $bg"
+		log "check: waiting for the $bg lane (running for $(dur $(( $(date +%s) - bg_t0 ))))"
+		wait "$bg_pid" || :
+		[ "$show" = 1 ] || cat "$bg_log"
+		vm_summary "$bg"
+		step_secs["vm $bg"]=$(( $(date +%s) - bg_t0 ))
+		timings+=("$(printf '%-28s %5ss (beside the steps above)' "vm $bg" "${step_secs["vm $bg"]}")")
 	fi
 fi
 

@@ -21,7 +21,9 @@ progress_stream() {
 	if [ -s "$tfile" ]; then
 		while read -r n s; do prev[$n]=$s; done < "$tfile"
 	fi
-	say() { [ "$show" = 1 ] && printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$label" "$*"; }
+	# (never a failing status: vmtest.sh's set -e would end the stream,
+	# and the timings with it, off a terminal)
+	say() { [ "$show" = 1 ] || return 0; printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$label" "$*"; }
 	while IFS= read -r line; do
 		line=${line%$'\r'}
 		now=$(date +%s)
