@@ -89,14 +89,16 @@ MODULE_PARM_DESC(rotid_full_pass,
 		 "test knob: a rotid tick takes every flexible group off, not only those that move (default N)");
 
 /*
- * Test knob: the rotid tick walks both contexts' groups to check its key
- * every time, as it did until 2026-12-01, instead of trusting the
- * contexts' key generations (sched_rotid()).
+ * Test knob: the rotid tick and switch-in walk the contexts' groups to
+ * check their key every time, as they did until 2026-12-01 (the tick) and
+ * 2026-12-02 (the switch-in), instead of trusting the contexts' key
+ * generations (sched_rotid(), sched_task_switch_in(),
+ * sched_ctx_flexible_in()).
  */
 static bool sched_key_walk;
 module_param_named(rotid_key_walk, sched_key_walk, bool, 0644);
 MODULE_PARM_DESC(rotid_key_walk,
-		 "test knob: every rotid tick walks the groups to check its key, not only when a context's key generation changed (default N)");
+		 "test knob: every rotid tick and switch-in walks the groups to check its key, not only when a context's key generation changed (default N)");
 
 struct sched_key {
 	u64	id;		/* leader's event id */
@@ -113,6 +115,9 @@ struct sched_saved {
 	u64			foreign; /* slots it was planned around */
 	u64			used;	/* sc->plans + hits when last current */
 	struct sched_key	key[SCHED_MAX_GROUPS];
+	/* sc->lead[] and sc->lead_gen[] of the plan, parked with it */
+	struct pevt_event	*lead[SCHED_MAX_GROUPS];
+	u64			lead_gen[2];
 	struct rot_plan		plan;	/* points into ws */
 	void			*ws;
 };
@@ -163,6 +168,8 @@ struct sched_cpu {
 	u64			ticks;	/* rotation switches done */
 	u64			tick_outs; /* groups they took off */
 	u64			key_walks; /* of them, walking the groups for the key */
+	u64			switch_ins; /* task switch-ins that changed the pair */
+	u64			switch_walks; /* walks of a context's groups at them */
 	u64			t_rot;	/* local_clock() when rotation r began */
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
@@ -192,8 +199,9 @@ struct sched_cpu {
 	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
 	/*
 	 * key_gen of the CPU and the task context when lead[] was last found
-	 * to be their groups, in key[] order ({0, 0}: not known; the task's
-	 * is 0 without one).  Reset by every change of key[].
+	 * to be their groups, in key[] order (0: not known; the task's is 0
+	 * without one, and key_gen is never 0).  Parked and taken with key[]
+	 * (sched_swap_saved()), reset when key[] changes otherwise.
 	 */
 	u64			lead_gen[2];
 };
@@ -477,9 +485,13 @@ static void sched_swap_saved(struct sched_cpu *sc, struct sched_saved *sv)
 	u32 g, n = max(sc->nr, sv->nr);
 
 	sched_charge(sc, local_clock());	/* the leaving plan's share */
-	sc->lead_gen[0] = sc->lead_gen[1] = 0;	/* lead[] is not for key[] now */
-	for (g = 0; g < n; g++)
+	/* lead[] and its generations go and come with key[] */
+	for (g = 0; g < n; g++) {
 		swap(sc->key[g], sv->key[g]);
+		swap(sc->lead[g], sv->lead[g]);
+	}
+	swap(sc->lead_gen[0], sv->lead_gen[0]);
+	swap(sc->lead_gen[1], sv->lead_gen[1]);
 	swap(sc->valid, sv->valid);
 	swap(sc->tctx, sv->tctx);
 	swap(sc->nr, sv->nr);
@@ -773,6 +785,8 @@ static void sched_plan_work(struct work_struct *work)
 			memset(sched_acc(sc, sc->pend.ws), 0,
 			       SCHED_MAX_ROT * sizeof(u64));
 			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
+			/* leaders not known: the next pass walks for them */
+			sc->pend.lead_gen[0] = sc->pend.lead_gen[1] = 0;
 			sched_park_pend(sc);
 			sc->req_live = false;
 		}
@@ -1051,6 +1065,14 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 	if (!sc->valid || (task && sc->tctx != ctx) ||
 	    sc->foreign != vpmu_slots_foreign(smp_processor_id()))
 		goto miss;
+	/*
+	 * This context's part of lead[] matched its groups at its current
+	 * key generation (a walk of the tick, of the switch-in, or one of
+	 * ours, parked with the plan and taken back): nothing to compare.
+	 */
+	if (sc->lead_gen[task] == ctx->key_gen && !READ_ONCE(sched_key_walk))
+		goto apply;
+	sc->switch_walks++;
 	n = 0;
 	if (sched_collect(sc, ctx, flag, &n, &nm, false))
 		goto miss;
@@ -1070,6 +1092,7 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx)
 	 * sc->lead[] of the other context may be stale here: sched_apply()
 	 * only touches groups of @ctx, whose pointers were just refreshed.
 	 */
+apply:
 	sc->failed = false;
 	sched_apply(sc, ctx, task);
 	/* e.g. the CPU context coming back online: its tick was stopped */
@@ -1093,25 +1116,55 @@ miss:
  * switch between two monitored tasks met a miss and took a zero-delay
  * timer run to swap the same plan in (pevt bench fairness measured it as
  * one timer run per switch).  Otherwise leave it to the miss path.
+ *
+ * A plan parked for this very pair (the same task context) while neither
+ * context's key generation has moved since is found without a walk: its
+ * lead[] are still the groups' leaders, and the flexible passes then
+ * need no walk either.  Until 2026-12-02 every switch-in walked both
+ * contexts here to build the key, and each flexible pass walked its own
+ * again to compare.
  */
 void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 {
-	struct sched_saved *sv;
+	struct sched_saved *sv = NULL;
 	struct sched_cpu *sc;
-	u32 n;
+	u64 foreign;
+	u32 n, i;
 
 	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
 		return;
 	sc = this_cpu_read(sched_cpus);
 	if (sc->bypass || sc->in_tick || (sc->valid && sc->tctx == tctx))
 		return;
-	if (sched_build(sc, cctx, tctx, &n, false))
-		return;
+	foreign = vpmu_slots_foreign(smp_processor_id());
 	raw_spin_lock(&sc->slock);
-	sv = sched_lookup_saved(sc, n, vpmu_slots_foreign(smp_processor_id()));
-	if (sv)
-		sched_take_saved(sc, sv, tctx);
+	sc->switch_ins++;
+	for (i = 0; i < SCHED_SAVED && tctx && !READ_ONCE(sched_key_walk); i++) {
+		struct sched_saved *p = &sc->saved[i];
+
+		if (p->valid && p->tctx == tctx && p->foreign == foreign &&
+		    p->lead_gen[0] == cctx->key_gen && p->lead_gen[1] == tctx->key_gen) {
+			sv = p;
+			sched_take_saved(sc, sv, tctx);
+			break;
+		}
+	}
 	raw_spin_unlock(&sc->slock);
+	if (!sv) {
+		sc->switch_walks += 1 + !!tctx;
+		if (sched_build(sc, cctx, tctx, &n, false))
+			return;
+		raw_spin_lock(&sc->slock);
+		sv = sched_lookup_saved(sc, n, foreign);
+		if (sv) {
+			sched_take_saved(sc, sv, tctx);
+			/* just walked, both ctx locks held: nlead[] is key[]'s */
+			memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
+			sc->lead_gen[0] = cctx->key_gen;
+			sc->lead_gen[1] = sched_tgen(tctx);
+		}
+		raw_spin_unlock(&sc->slock);
+	}
 	if (sv && sc->plan.nr_rotations > 1)
 		sched_arm(sc, sched_interval());
 }
@@ -1286,6 +1339,8 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->pass_ns_max = sc->pass_ns_max;
 		snap->tick_outs = sc->tick_outs;
 		snap->key_walks = sc->key_walks;
+		snap->switch_ins = sc->switch_ins;
+		snap->switch_walks = sc->switch_walks;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[sched_pg(sc, g)];
 			runs[g] = sc->plan.nr_runs[sched_pg(sc, g)];
@@ -1293,13 +1348,13 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu switch_ins %llu switch_walks %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
 			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
 			   snap->runs, snap->valid ? snap->foreign : 0,
 			   snap->plan_ns_max, snap->pass_ns_max, snap->tick_outs,
-			   snap->key_walks);
+			   snap->key_walks, snap->switch_ins, snap->switch_walks);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,

@@ -46,7 +46,7 @@ static volatile int stop;
 static pid_t workers[NWORKERS];
 static int ncpus, vtype;
 static int bad_read, bad_plan, opened, plans_checked;
-static char bad_line[256];
+static char bad_line[512];
 
 static void worker(int idx)
 {
@@ -147,7 +147,7 @@ static void *churner(void *arg)
 static int check_plan(void)
 {
 	FILE *f = fopen(PLAN, "r");
-	char line[256];
+	char line[512];
 	int R = 0, groups = 0, seen = 0, valid = 0, cpus = 0, ret = 0;
 
 	if (!f)
