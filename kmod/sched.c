@@ -633,6 +633,40 @@ static u64 sched_tgen(const struct pevt_context *tctx)
 }
 
 /*
+ * The walk just made (sched_build(), both ctx locks held) matched key[]:
+ * its nlead[0..n) are key[]'s leaders at the contexts' current generations.
+ */
+static void sched_lead_walked(struct sched_cpu *sc, struct pevt_context *cctx,
+			      struct pevt_context *tctx, u32 n)
+{
+	memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
+	sc->lead_gen[0] = cctx->key_gen;
+	sc->lead_gen[1] = sched_tgen(tctx);
+}
+
+/*
+ * The parked plan of exactly this pair (@tctx, not only its key) around
+ * @foreign whose lead[] were matched at both contexts' current key
+ * generations, or NULL: found without a walk.  slock held.
+ */
+static struct sched_saved *sched_lookup_gen(struct sched_cpu *sc, struct pevt_context *cctx,
+					    struct pevt_context *tctx, u64 foreign)
+{
+	u32 i;
+
+	if (!tctx || READ_ONCE(sched_key_walk))
+		return NULL;
+	for (i = 0; i < SCHED_SAVED; i++) {
+		struct sched_saved *sv = &sc->saved[i];
+
+		if (sv->valid && sv->tctx == tctx && sv->foreign == foreign &&
+		    sv->lead_gen[0] == cctx->key_gen && sv->lead_gen[1] == tctx->key_gen)
+			return sv;
+	}
+	return NULL;
+}
+
+/*
  * Are lead[] the leaders of key[] for this pair, without a walk: the plan
  * is for this pair and slots, and neither context's key generation moved
  * since lead[] was last matched against key[]?  Both ctx locks held.
@@ -713,11 +747,8 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		return -1;
 	}
 	raw_spin_unlock(&sc->slock);
-	if (!known) {	/* walked above: nlead[] is key[]'s leaders */
-		memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
-		sc->lead_gen[0] = cctx->key_gen;
-		sc->lead_gen[1] = sched_tgen(tctx);
-	}
+	if (!known)	/* walked above: nlead[] is key[]'s leaders */
+		sched_lead_walked(sc, cctx, tctx, n);
 
 	outs = sched_unplace(sc, cctx, tctx);
 	/*
@@ -1126,10 +1157,10 @@ miss:
  */
 void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 {
-	struct sched_saved *sv = NULL;
+	struct sched_saved *sv;
 	struct sched_cpu *sc;
 	u64 foreign;
-	u32 n, i;
+	u32 n;
 
 	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
 		return;
@@ -1139,16 +1170,9 @@ void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 	foreign = vpmu_slots_foreign(smp_processor_id());
 	raw_spin_lock(&sc->slock);
 	sc->switch_ins++;
-	for (i = 0; i < SCHED_SAVED && tctx && !READ_ONCE(sched_key_walk); i++) {
-		struct sched_saved *p = &sc->saved[i];
-
-		if (p->valid && p->tctx == tctx && p->foreign == foreign &&
-		    p->lead_gen[0] == cctx->key_gen && p->lead_gen[1] == tctx->key_gen) {
-			sv = p;
-			sched_take_saved(sc, sv, tctx);
-			break;
-		}
-	}
+	sv = sched_lookup_gen(sc, cctx, tctx, foreign);
+	if (sv)
+		sched_take_saved(sc, sv, tctx);
 	raw_spin_unlock(&sc->slock);
 	if (!sv) {
 		sc->switch_walks += 1 + !!tctx;
@@ -1158,10 +1182,7 @@ void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 		sv = sched_lookup_saved(sc, n, foreign);
 		if (sv) {
 			sched_take_saved(sc, sv, tctx);
-			/* just walked, both ctx locks held: nlead[] is key[]'s */
-			memcpy(sc->lead, sc->nlead, n * sizeof(sc->lead[0]));
-			sc->lead_gen[0] = cctx->key_gen;
-			sc->lead_gen[1] = sched_tgen(tctx);
+			sched_lead_walked(sc, cctx, tctx, n);
 		}
 		raw_spin_unlock(&sc->slock);
 	}
