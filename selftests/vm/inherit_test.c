@@ -472,7 +472,7 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 	ASSERT_EQ(0, write_file("sp.c", SPAWNER));
 	ASSERT_EQ(0, system("cd " PROJ " && tcc -o sp sp.c"));
 	for (i = 0; i < 3; i++) {
-		double lo, least;
+		double lo;
 		int try;
 
 		/*
@@ -497,17 +497,19 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 			TH_LOG("%-5s: rusage %.0f ns; task-clock/rusage stock %.4f pevt %.4f; syscalls stock %llu pevt %llu",
 			       mode[i], ru, cs.clk / ru, cp.clk / ru,
 			       (unsigned long long)cs.sys, (unsigned long long)cp.sys);
-			/* stock above the rusage (6.1 vfork: 1.0024 once) is no bound */
+			/*
+			 * 3 points below stock's count, or below the rusage
+			 * where stock's is above it (6.1 vfork: 1.0024 once).
+			 * This is also the 0.9-of-the-rusage floor wherever
+			 * stock kept 0.93 of it, and gives way to stock's
+			 * count less 3 points where stock lost more itself.
+			 */
 			lo = ((double)cs.clk < ru ? (double)cs.clk : ru) - 0.03 * ru;
-			/* 0.9 of the rusage, unless stock lost more itself */
-			least = 0.9 * ru < lo ? 0.9 * ru : lo;
-			if (cs.sys == cp.sys && ru >= (double)cp.clk && least <= (double)cp.clk &&
-			    lo <= (double)cp.clk)
+			if (cs.sys == cp.sys && ru >= (double)cp.clk && lo <= (double)cp.clk)
 				break;
 		}
 		EXPECT_EQ(cs.sys, cp.sys);
 		EXPECT_GE(ru, (double)cp.clk);
-		EXPECT_LE(least, (double)cp.clk);
 		EXPECT_LE(lo, (double)cp.clk);
 	}
 }

@@ -446,6 +446,7 @@ static void key_change_phases(struct __test_metadata *_metadata, const char *pol
 	double sh[8];
 	int i, ph, o;
 
+	ASSERT_GE(8, n);
 	for (ph = 0; ph < KC_PHASES; ph++) {
 		if (ph == 1)
 			ASSERT_EQ(0, ioctl(fd[2], PERF_EVENT_IOC_DISABLE, 0));
@@ -632,8 +633,8 @@ TEST(pair_cache)
 /*
  * The key of a parked pair changes while its task is off the CPU: two
  * ping-pong tasks on one CPU, three task groups each on 2 slots (2/3
- * each, both policies); x's third group is disabled (x's other two 100%), enabled again
- * (2/3), closed (100%), y's stay at 2/3.  Each switch-in takes the pair's
+ * each, both policies); x's third group is disabled (x's other two
+ * 100%), enabled again (2/3), closed (100%), y's stay at 2/3.  Each switch-in takes the pair's
  * parked plan without a walk while neither context's key generation
  * moved (kmod/sched.c sched_task_switch_in()); a lookup that took x's
  * parked plan after its groups changed would run the old plan (the
