@@ -8,9 +8,16 @@
  * Both backends sample it with task-clock (1 ms) at once.  Each sample's
  * user part (after PERF_CONTEXT_USER: the IP, then return addresses) is
  * reduced to its return addresses (the IP differs from sample to sample);
- * at least 99% of each backend's samples must have a chain the other
- * backend also produced.  The stack is the same memory for both, so a
- * walker that reads it differently fails.  Kernel parts (samples taken in
+ * both backends' most frequent chain must be the same, and at least 97%
+ * of each backend's samples must have a chain the other backend also
+ * produced.  The stack is the same memory for both, so a walker that
+ * reads it differently fails.  Not 100%: the two sample at different
+ * instants, and a sample taken on a function's first instruction (before
+ * it pushes its frame pointer) or on its last (after it pops it) has a
+ * chain one return address short, which the other backend may not hit in
+ * the same run (100 runs of the four variants on 6.1: at worst 99.5% in
+ * common; 98.9% once on a slow CI host); a failure logs the chains only
+ * one backend produced.  Kernel parts (samples taken in
  * getppid()) must start with PERF_CONTEXT_KERNEL and hold kernel text
  * addresses.  Variants: exclude_callchain_kernel, exclude_callchain_user,
  * sample_max_stack.
@@ -183,6 +190,86 @@ static double common_pct(struct chains *a, struct chains *b)
 	return n ? 100.0 * hit / n : 0;
 }
 
+/* The key most samples of @c have (keys sorted). */
+static const char *most_frequent(struct chains *c)
+{
+	const char *best = "";
+	int most = 0;
+
+	for (int i = 0, run; i < c->n; i += run) {
+		for (run = 1; i + run < c->n; run++)
+			if (strcmp(c->key[i], c->key[i + run]))
+				break;
+		if (run > most) {
+			most = run;
+			best = c->key[i];
+		}
+	}
+	return best;
+}
+
+/* @ip as the nearest workload function below it plus an offset, or hex. */
+static const char *sym(uint64_t ip, char *buf, size_t len)
+{
+	static const struct { const char *name; void *addr; } f[] = {
+		{ "wl_c", wl_c }, { "wl_b", wl_b }, { "wl_d", wl_d },
+		{ "wl_a", wl_a }, { "wl_main", wl_main },
+		{ "run_workload", run_workload },
+	};
+	const char *best = NULL;
+	uint64_t off = 0;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		uint64_t a = (uintptr_t)f[i].addr;
+
+		if (ip >= a && ip - a < 0x400 && (!best || ip - a < off)) {
+			best = f[i].name;
+			off = ip - a;
+		}
+	}
+	if (best)
+		snprintf(buf, len, "%s+%#llx", best, (unsigned long long)off);
+	else
+		snprintf(buf, len, "%#llx", (unsigned long long)ip);
+	return buf;
+}
+
+/*
+ * Log the distinct keys of @a that @b lacks, with how many samples had
+ * each, so a failure says which chains only one walker produced.
+ */
+static void log_missing(struct __test_metadata *_metadata, const char *what,
+			struct chains *a, struct chains *b)
+{
+	int shown = 0;
+
+	for (int i = 0; i < a->n && shown < 8; i++) {
+		char line[1024], buf[64];
+		size_t l = 0;
+		int same = 1;
+
+		if ((!a->key[i][0] && b->umark) ||
+		    bsearch(&a->key[i], b->key, b->n, sizeof(*b->key), cmp_str))
+			continue;
+		while (i + same < a->n && !strcmp(a->key[i], a->key[i + same]))
+			same++;
+		for (const char *p = a->key[i]; *p && l < sizeof(line) - 80; ) {
+			char *end;
+			uint64_t ip = strtoull(p, &end, 16);
+
+			if (end == p)
+				break;
+			l += snprintf(line + l, sizeof(line) - l, " %s",
+				      sym(ip, buf, sizeof(buf)));
+			p = end;
+		}
+		TH_LOG("%s: %d sample(s) with [%s ]", what, same,
+		       a->key[i][0] ? line : " (no user return address)");
+		i += same - 1;
+		shown++;
+	}
+}
+
 static void chains_free(struct chains *c)
 {
 	for (int i = 0; i < c->n; i++)
@@ -250,10 +337,13 @@ TEST_F_TIMEOUT(cc, same_chains_as_stock, 120)
 	       c[1].kernel_ok, c[0].umark, c[1].umark, c[0].max_entries,
 	       c[1].max_entries, common_pct(&c[1], &c[0]),
 	       common_pct(&c[0], &c[1]));
+	log_missing(_metadata, "stock only", &c[0], &c[1]);
+	log_missing(_metadata, "pevt only", &c[1], &c[0]);
 	ASSERT_LT(50, c[0].n);
 	ASSERT_LT(50, c[1].n);
-	EXPECT_LE(99.0, common_pct(&c[1], &c[0]));
-	EXPECT_LE(99.0, common_pct(&c[0], &c[1]));
+	EXPECT_LE(97.0, common_pct(&c[1], &c[0]));
+	EXPECT_LE(97.0, common_pct(&c[0], &c[1]));
+	EXPECT_STREQ(most_frequent(&c[0]), most_frequent(&c[1]));
 	for (int k = 0; k < 2; k++) {
 		EXPECT_EQ(c[k].kernel, c[k].kernel_ok) TH_LOG("backend %d", k);
 		if (variant->excl_kernel) {
