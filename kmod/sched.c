@@ -100,6 +100,16 @@ module_param_named(rotid_key_walk, sched_key_walk, bool, 0644);
 MODULE_PARM_DESC(rotid_key_walk,
 		 "test knob: every rotid tick and switch-in walks the groups to check its key, not only when a context's key generation changed (default N)");
 
+/*
+ * Test knob: a rotid tick that finds a one-rotation plan as it was still
+ * takes off and puts back what is misplaced and applies the plan, as it
+ * did until 2026-12-02, instead of returning at once (sched_rotid()).
+ */
+static bool sched_idle_pass;
+module_param_named(rotid_idle_pass, sched_idle_pass, bool, 0644);
+MODULE_PARM_DESC(rotid_idle_pass,
+		 "test knob: a rotid tick with nothing to rotate runs the pass anyway (default N)");
+
 struct sched_key {
 	u64	id;		/* leader's event id */
 	u16	nr_members;	/* enabled members needing a slot */
@@ -145,6 +155,12 @@ struct sched_cpu {
 	bool			bypass;	/* classic pass inside rotid */
 	bool			offline; /* CPU going or gone: no tick */
 	bool			failed;	/* a planned group did not go on */
+	/*
+	 * A group did not go on (planned or not), or a flexible pass missed
+	 * the plan, since the last full pass of sched_rotid(): the next tick
+	 * runs the pass even when nothing rotates.
+	 */
+	bool			unplaced;
 	/* The cached plan (written on this CPU, irqs off, slock held). */
 	bool			valid;
 	bool			overflow;
@@ -170,6 +186,9 @@ struct sched_cpu {
 	u64			key_walks; /* of them, walking the groups for the key */
 	u64			switch_ins; /* task switch-ins that changed the pair */
 	u64			switch_walks; /* walks of a context's groups at them */
+	u64			idle_ticks; /* ticks meeting a one-rotation plan as it was */
+	u64			idle_passes; /* of them, those that ran the pass anyway */
+	u64			slot_kicks; /* timer kicks by the stock side's slot changes */
 	u64			t_rot;	/* local_clock() when rotation r began */
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
@@ -336,7 +355,7 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 			continue;
 		if (st == ROT_ALWAYS_ON) {
 			if (pevt_group_sched_in(leader, ctx))
-				sc->failed = true;
+				sc->failed = sc->unplaced = true;
 			continue;
 		}
 		if (st < 0 || p->nr_rotations == 0 ||
@@ -351,7 +370,7 @@ static void sched_apply(struct sched_cpu *sc, struct pevt_context *ctx,
 				pevt_vpmu_set_slot_hint(sib,
 							rot_plan_counter(p, sc->r, pg, m++));
 		if (pevt_group_sched_in(leader, ctx))
-			sc->failed = true;
+			sc->failed = sc->unplaced = true;
 	}
 }
 
@@ -724,6 +743,23 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 	}
 
+	/*
+	 * A tick for a pair whose plan has one rotation, found as it was
+	 * (same pair, slots and key generations) and with every group on
+	 * since the last full pass: nothing moves, nothing is misplaced.
+	 * Return before the pass.  In many-tasks 30-40% of the ticks meet
+	 * such a pair (the ping-pong task whose groups fit, or the idle
+	 * task), and the pass (sched_unplace(), sched_apply() twice) cost
+	 * them what a rotation costs (fairness.md "Ticks with nothing to
+	 * rotate"); stock's tick returns early there too.
+	 */
+	if (known && advance && sc->plan.nr_rotations <= 1) {
+		sc->idle_ticks++;
+		if (!sc->unplaced && !READ_ONCE(sched_idle_pass))
+			return 0;
+		sc->idle_passes++;
+	}
+
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
 	if (same) {
@@ -761,6 +797,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 		sc->key_walks += !known;
 	}
 	sc->failed = false;
+	sc->unplaced = false;
 	sched_apply(sc, cctx, false);
 	if (tctx)
 		sched_apply(sc, tctx, true);
@@ -1131,6 +1168,7 @@ apply:
 		sched_arm(sc, sched_interval());
 	return true;
 miss:
+	sc->unplaced = true;	/* the caller's greedy pass places the groups */
 	sched_arm(sc, 0);
 	return false;
 }
@@ -1202,6 +1240,7 @@ void sched_rotation_needed(void)
 	if (!READ_ONCE(sched_ready))
 		return;
 	sc = this_cpu_read(sched_cpus);
+	sc->unplaced = true;
 	sched_arm(sc, READ_ONCE(sched_policy) == SCHED_ROTID && !sc->overflow ?
 		  0 : sched_interval());
 }
@@ -1245,8 +1284,18 @@ void sched_slots_changed(int cpu)
 		if (cpu != smp_processor_id())
 			return;
 		sc = this_cpu_read(sched_cpus);
-		if (sc->valid && sc->foreign != vpmu_slots_foreign(cpu))
+		/*
+		 * Not while pevt has no group here: a plan of nothing does
+		 * not depend on the slots, and stock's switches move its
+		 * slots thousands of times a second (each a pevt timer run
+		 * for nothing until 2026-12-02: ~2000 a second in a stock
+		 * run of many-tasks).  Groups that come later are planned
+		 * around the slots of then.
+		 */
+		if (sc->valid && sc->nr && sc->foreign != vpmu_slots_foreign(cpu)) {
+			sc->slot_kicks++;
 			sched_arm(sc, 0);
+		}
 		return;
 	}
 	cpus_read_lock();
@@ -1362,6 +1411,9 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->key_walks = sc->key_walks;
 		snap->switch_ins = sc->switch_ins;
 		snap->switch_walks = sc->switch_walks;
+		snap->idle_ticks = sc->idle_ticks;
+		snap->idle_passes = sc->idle_passes;
+		snap->slot_kicks = sc->slot_kicks;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[sched_pg(sc, g)];
 			runs[g] = sc->plan.nr_runs[sched_pg(sc, g)];
@@ -1369,13 +1421,14 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu switch_ins %llu switch_walks %llu\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu switch_ins %llu switch_walks %llu idle_ticks %llu idle_passes %llu slot_kicks %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
 			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
 			   snap->runs, snap->valid ? snap->foreign : 0,
 			   snap->plan_ns_max, snap->pass_ns_max, snap->tick_outs,
-			   snap->key_walks, snap->switch_ins, snap->switch_walks);
+			   snap->key_walks, snap->switch_ins, snap->switch_walks,
+			   snap->idle_ticks, snap->idle_passes, snap->slot_kicks);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,

@@ -853,4 +853,58 @@ TEST(switch_key_walks)
 	EXPECT_LE(1.9, per[1]);
 }
 
+/*
+ * A rotid tick that meets a pair whose plan has one rotation, as it was
+ * (key generations, slots) and with every group on, returns before the
+ * pass (kmod/sched.c sched_rotid()).  many-tasks: the ping-pong task
+ * with the cpu_ns group fits beside the CPU group, and the idle task has
+ * nothing of its own; the tick set going by the other task finds one of
+ * them 30-50% of the time.  rotid_idle_pass=Y (the tick before
+ * 2026-12-02) runs the pass there anyway.
+ */
+TEST(tick_idle)
+{
+	const char *scen = "scenario many-tasks";
+	double idle, pass[2];
+
+	ASSERT_EQ(0, rotid_ratio(_metadata, "idle_pass", "N", scen, "idle_ticks", "timer",
+				 &idle));
+	ASSERT_EQ(0, rotid_ratio(_metadata, "idle_pass", "N", scen, "idle_passes", "timer",
+				 &pass[0]));
+	ASSERT_EQ(0, rotid_ratio(_metadata, "idle_pass", "Y", scen, "idle_passes", "timer",
+				 &pass[1]));
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_idle_pass", "N"));
+	EXPECT_LE(0.15, idle);		/* the case is there */
+	EXPECT_LE(pass[0], 0.02);
+	EXPECT_LE(0.15, pass[1]);
+}
+
+/*
+ * pevt with no group on a CPU does not kick its timer when the stock side
+ * takes and gives back vPMU slots there (kmod/sched.c
+ * sched_slots_changed(): a plan of nothing does not depend on the
+ * slots).  A stock run of many-tasks moves stock's slots at every switch
+ * of the ping-pong; with the kick, 2-3 kicks and timer runs a run, and in
+ * some boots (two parked plans of nothing around different slots taking
+ * turns) one timer run per switch: thousands a second.
+ */
+TEST(stock_slots_no_pevt_timer)
+{
+	long long t0, t1, k0, k1;
+	struct out r;
+
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/policy", "rotid"));
+	ASSERT_EQ(0, plan_sum("timer", &t0));
+	ASSERT_EQ(0, plan_sum("slot_kicks", &k0));
+	run(&r, "pevt bench fairness scenario many-tasks sched stock duration 1 switch none");
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	out_free(&r);
+	ASSERT_EQ(0, plan_sum("timer", &t1));
+	ASSERT_EQ(0, plan_sum("slot_kicks", &k1));
+	TH_LOG("during a 1 s stock run: %lld pevt timer runs, %lld slot kicks",
+	       t1 - t0, k1 - k0);
+	EXPECT_EQ(0, k1 - k0);
+	EXPECT_LE(t1 - t0, 2);	/* at most a tick left armed before */
+}
+
 TEST_HARNESS_MAIN
