@@ -747,7 +747,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	 * A tick for a pair whose plan has one rotation, found as it was
 	 * (same pair, slots and key generations) and with every group on
 	 * since the last full pass: nothing moves, nothing is misplaced.
-	 * Return before the pass.  In many-tasks 30-40% of the ticks meet
+	 * Return before the pass.  In many-tasks ~45% of the ticks meet
 	 * such a pair (the ping-pong task whose groups fit, or the idle
 	 * task), and the pass (sched_unplace(), sched_apply() twice) cost
 	 * them what a rotation costs (fairness.md "Ticks with nothing to
