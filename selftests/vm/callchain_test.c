@@ -172,19 +172,41 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
- * Samples of @a whose key @b also has, in per cent; samples without user
- * return addresses (taken after exit_mm(), or with the user part
- * excluded) have an empty key and count only if @b has one too.
+ * Is sample @i of @a compared with @b?  Samples without user return
+ * addresses (taken after exit_mm(), or with the user part excluded) have
+ * an empty key and are compared only if @b has no user part either.
  */
+static bool key_compared(const struct chains *a, const struct chains *b, int i)
+{
+	return a->key[i][0] || !b->umark;
+}
+
+/* Has @b (keys sorted) a sample with the key at @key? */
+static bool key_in(const struct chains *b, char *const *key)
+{
+	return bsearch(key, b->key, b->n, sizeof(*b->key), cmp_str);
+}
+
+/* How many samples from @i on share the key of sample @i (keys sorted). */
+static int key_run(const struct chains *c, int i)
+{
+	int run = 1;
+
+	while (i + run < c->n && !strcmp(c->key[i], c->key[i + run]))
+		run++;
+	return run;
+}
+
+/* Samples of @a whose key @b also has, in per cent of those compared. */
 static double common_pct(struct chains *a, struct chains *b)
 {
 	int hit = 0, n = 0;
 
 	for (int i = 0; i < a->n; i++) {
-		if (!a->key[i][0] && b->umark)
+		if (!key_compared(a, b, i))
 			continue;
 		n++;
-		if (bsearch(&a->key[i], b->key, b->n, sizeof(*b->key), cmp_str))
+		if (key_in(b, &a->key[i]))
 			hit++;
 	}
 	return n ? 100.0 * hit / n : 0;
@@ -197,9 +219,7 @@ static const char *most_frequent(struct chains *c)
 	int most = 0;
 
 	for (int i = 0, run; i < c->n; i += run) {
-		for (run = 1; i + run < c->n; run++)
-			if (strcmp(c->key[i], c->key[i + run]))
-				break;
+		run = key_run(c, i);
 		if (run > most) {
 			most = run;
 			best = c->key[i];
@@ -243,16 +263,13 @@ static void log_missing(struct __test_metadata *_metadata, const char *what,
 {
 	int shown = 0;
 
-	for (int i = 0; i < a->n && shown < 8; i++) {
+	for (int i = 0, same; i < a->n && shown < 8; i += same) {
 		char line[1024], buf[64];
 		size_t l = 0;
-		int same = 1;
 
-		if ((!a->key[i][0] && b->umark) ||
-		    bsearch(&a->key[i], b->key, b->n, sizeof(*b->key), cmp_str))
+		same = key_run(a, i);
+		if (!key_compared(a, b, i) || key_in(b, &a->key[i]))
 			continue;
-		while (i + same < a->n && !strcmp(a->key[i], a->key[i + same]))
-			same++;
 		for (const char *p = a->key[i]; *p && l < sizeof(line) - 80; ) {
 			char *end;
 			uint64_t ip = strtoull(p, &end, 16);
@@ -265,7 +282,6 @@ static void log_missing(struct __test_metadata *_metadata, const char *what,
 		}
 		TH_LOG("%s: %d sample(s) with [%s ]", what, same,
 		       a->key[i][0] ? line : " (no user return address)");
-		i += same - 1;
 		shown++;
 	}
 }
