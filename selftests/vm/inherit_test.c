@@ -722,9 +722,18 @@ static int exit_now(void *arg)
 #define BIG_CHILDREN	40
 #define BIG_BYTES	(16 << 20)
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 {
 	uint64_t st = 0, pv = 0;
+	double r[BIG_CHILDREN], med;
+	int n = 0;
 	char *big;
 
 	if (!exit_early())
@@ -736,6 +745,7 @@ TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 		big[k] = 1;
 	for (int i = 0; i < BIG_CHILDREN; i++) {
 		int go, s, p;
+		uint64_t sv, pvv;
 		pid_t pid = fork_waiting(exit_now, NULL, &go);
 
 		ASSERT_LT(0, pid);
@@ -744,15 +754,22 @@ TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 		ASSERT_LE(0, s);
 		ASSERT_LE(0, p);
 		ASSERT_EQ(0, run_child(pid, go));
-		st += clk_read(s);
-		pv += clk_read(p);
+		sv = clk_read(s);
+		pvv = clk_read(p);
+		st += sv;
+		pv += pvv;
+		if (sv)
+			r[n++] = (double)pvv / sv;
 		close(s);
 		close(p);
 	}
 	free(big);
-	TH_LOG("%d children with 16 MB, go to exit: task-clock ms stock %.2f pevt %.2f (%.3f)",
-	       BIG_CHILDREN, st / 1e6, pv / 1e6, st ? (double)pv / st : 0.0);
 	ASSERT_LT(0, st);
+	ASSERT_LT(BIG_CHILDREN / 2, n);
+	qsort(r, n, sizeof(r[0]), cmp_double);
+	med = r[n / 2];
+	TH_LOG("%d children with 16 MB, go to exit: task-clock ms stock %.2f pevt %.2f (%.3f); per child pevt/stock median %.3f, min %.3f, max %.3f",
+	       BIG_CHILDREN, st / 1e6, pv / 1e6, (double)pv / st, med, r[0], r[n - 1]);
 	/*
 	 * What this guards is the upper bound: exit_mm() counted by pevt
 	 * alone read 3-4x.  The lower one holds where the exit hooks are
@@ -761,13 +778,20 @@ TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 	 * also holds pevt's own exit work (EXIT record, inherit fold,
 	 * context death).  Under KASAN and lockdep in TCG (the debug kernel)
 	 * that work is ~0.6 ms a child: 0.635 was measured there.
+	 *
+	 * The bounds are on the median of the per-child ratios, not on the
+	 * ratio of the sums.  The sums read 0.629 once in CI (stock 11.73
+	 * ms, pevt 7.38; 0.91-0.95 elsewhere), most likely a stall of the
+	 * vCPU by the host inside the part only stock counts: the guest's
+	 * clock runs on meanwhile.  A stall lands in one child; an
+	 * exit_mm() counted lands in all of them.
 	 */
 	if (!strcmp(getenv("PEVT_KERNEL") ?: "", "debug")) {
-		EXPECT_LE(0.4, (double)pv / st);
+		EXPECT_LE(0.4, med);
 	} else {
-		EXPECT_LE(0.8, (double)pv / st);
+		EXPECT_LE(0.8, med);
 	}
-	EXPECT_GE(1.25, (double)pv / st);
+	EXPECT_GE(1.25, med);
 }
 
 /* The user closes the events while children are alive: they go too. */
