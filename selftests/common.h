@@ -122,6 +122,20 @@ static inline int pin_to_cpu(int cpu)
 }
 
 /* |a - b| <= pct% of b */
+static inline int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) in place and returns its median (the upper one for even n). */
+static inline double median_double(double *v, int n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
 static inline int within_pct(double a, double b, double pct)
 {
 	double d = a > b ? a - b : b - a;

@@ -722,13 +722,6 @@ static int exit_now(void *arg)
 #define BIG_CHILDREN	40
 #define BIG_BYTES	(16 << 20)
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 {
 	uint64_t st = 0, pv = 0;
@@ -766,8 +759,7 @@ TEST_F_TIMEOUT(inh, exit_mm_not_counted_like_stock, 120)
 	free(big);
 	ASSERT_LT(0, st);
 	ASSERT_LT(BIG_CHILDREN / 2, n);
-	qsort(r, n, sizeof(r[0]), cmp_double);
-	med = r[n / 2];
+	med = median_double(r, n);
 	TH_LOG("%d children with 16 MB, go to exit: task-clock ms stock %.2f pevt %.2f (%.3f); per child pevt/stock median %.3f, min %.3f, max %.3f",
 	       BIG_CHILDREN, st / 1e6, pv / 1e6, (double)pv / st, med, r[0], r[n - 1]);
 	/*

@@ -248,13 +248,6 @@ TEST_F_TIMEOUT(vs, period_like_stock, 120)
 	EXPECT_TRUE(within_pct(r.samples[1], r.samples[0], 2.0));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 #define FREQ_ROUNDS	5
 #define FREQ_HZ		1000
 
@@ -273,7 +266,7 @@ static int cmp_double(const void *a, const void *b)
 static void freq_rounds(struct __test_metadata *_metadata, int dev,
 			struct work *w)
 {
-	double ratio[FREQ_ROUNDS];
+	double ratio[FREQ_ROUNDS], med;
 
 	if (sys_enter_id() < 0)
 		SKIP(return, "no raw_syscalls:sys_enter id (tracefs)");
@@ -290,10 +283,10 @@ static void freq_rounds(struct __test_metadata *_metadata, int dev,
 		       r.run[1] / 1e6, r.late[1], ratio[i],
 		       (double)r.samples[1] / r.samples[0]);
 	}
-	qsort(ratio, FREQ_ROUNDS, sizeof(ratio[0]), cmp_double);
-	TH_LOG("median late ratio pevt/stock %.3f", ratio[FREQ_ROUNDS / 2]);
-	EXPECT_LE(ratio[FREQ_ROUNDS / 2], 1.10);
-	EXPECT_GE(ratio[FREQ_ROUNDS / 2], 0.90);
+	med = median_double(ratio, FREQ_ROUNDS);
+	TH_LOG("median late ratio pevt/stock %.3f", med);
+	EXPECT_LE(med, 1.10);
+	EXPECT_GE(med, 0.90);
 }
 
 TEST_F_TIMEOUT(vs, freq_like_stock, 120)
