@@ -124,10 +124,14 @@ struct sched_saved {
 	u32			r;
 	u64			foreign; /* slots it was planned around */
 	u64			used;	/* sc->plans + hits when last current */
-	struct sched_key	key[SCHED_MAX_GROUPS];
-	/* sc->lead[] and sc->lead_gen[] of the plan, parked with it */
-	struct pevt_event	*lead[SCHED_MAX_GROUPS];
+	/*
+	 * sc->lead_gen[] and sc->lead[] of the plan, parked with it.
+	 * lead_gen[] next to valid/tctx/foreign: a switch-in's lookup
+	 * (sched_lookup_gen()) reads one cache line per parked plan.
+	 */
 	u64			lead_gen[2];
+	struct sched_key	key[SCHED_MAX_GROUPS];
+	struct pevt_event	*lead[SCHED_MAX_GROUPS];
 	struct rot_plan		plan;	/* points into ws */
 	void			*ws;
 };
@@ -174,9 +178,20 @@ struct sched_cpu {
 	 */
 	u64			foreign;
 	struct sched_key	key[SCHED_MAX_GROUPS];
-	struct rot_group	groups[SCHED_MAX_GROUPS + 1];
-	u64			masks[SCHED_MAX_MASKS];
-	u64			fmasks[VPMU_MAX_COUNTERS];
+	/*
+	 * What a tick and a switch-in read, from here to pass_ns_max: with
+	 * key[] above, the first 4 KiB of the struct (kvzalloc, page
+	 * aligned).  Under TCG every page touched after a CR3 write costs a
+	 * page walk.
+	 */
+	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
+	/*
+	 * key_gen of the CPU and the task context when lead[] was last found
+	 * to be their groups, in key[] order (0: not known; the task's is 0
+	 * without one, and key_gen is never 0).  Parked and taken with key[]
+	 * (sched_swap_saved()), reset when key[] changes otherwise.
+	 */
+	u64			lead_gen[2];
 	struct rot_plan		plan;
 	void			*ws;
 	size_t			ws_size;
@@ -193,6 +208,10 @@ struct sched_cpu {
 	u64			plans;	/* rot_plan() runs */
 	u64			hits;	/* key changes served by a saved plan */
 	u64			runs;	/* tick (hrtimer) runs */
+	u64			pass_ns_max; /* longest tick/IPI pass */
+	struct rot_group	groups[SCHED_MAX_GROUPS + 1];
+	u64			masks[SCHED_MAX_MASKS];
+	u64			fmasks[VPMU_MAX_COUNTERS];
 	struct sched_saved	saved[SCHED_SAVED];
 	/*
 	 * Planning out of irq-off context: the CPU fills req (slock held)
@@ -211,18 +230,9 @@ struct sched_cpu {
 	struct sched_req	wreq;	/* the work's copy */
 	struct sched_saved	pend;	/* the work's result */
 	u64			plan_ns_max; /* longest rot_plan() (work) */
-	u64			pass_ns_max; /* longest tick/IPI pass */
 	/* Scratch, valid inside one critical section only. */
 	struct sched_key	nkey[SCHED_MAX_GROUPS];
 	struct pevt_event	*nlead[SCHED_MAX_GROUPS];
-	struct pevt_event	*lead[SCHED_MAX_GROUPS]; /* leaders of key[] */
-	/*
-	 * key_gen of the CPU and the task context when lead[] was last found
-	 * to be their groups, in key[] order (0: not known; the task's is 0
-	 * without one, and key_gen is never 0).  Parked and taken with key[]
-	 * (sched_swap_saved()), reset when key[] changes otherwise.
-	 */
-	u64			lead_gen[2];
 };
 
 /* Allocated at init: too big for the module's static per-CPU area. */
@@ -457,12 +467,21 @@ static struct sched_saved *sched_lookup_saved(struct sched_cpu *sc, u32 n,
 }
 
 /*
- * Time each rotation of a plan has run, ns: after the plan's workspace,
- * so it moves with the plan when plans are parked and taken.
+ * Time each rotation of a plan has run, ns: at the start of the plan's
+ * workspace (rot_plan() gets what follows, sched_plan_ws()), so it moves
+ * with the plan when plans are parked and taken, and shares a page with
+ * the plan's state[] and runs[] that a tick reads too.
  */
-static u64 *sched_acc(struct sched_cpu *sc, void *ws)
+#define SCHED_ACC_BYTES		(SCHED_MAX_ROT * sizeof(u64))
+
+static u64 *sched_acc(void *ws)
 {
-	return (u64 *)((char *)ws + ALIGN(sc->ws_size, 8));
+	return ws;
+}
+
+static void *sched_plan_ws(void *ws)
+{
+	return (char *)ws + SCHED_ACC_BYTES;
 }
 
 /* Charge the current rotation with its time since it began. */
@@ -470,7 +489,7 @@ static void sched_charge(struct sched_cpu *sc, u64 now)
 {
 	if (sc->valid && sc->plan.nr_rotations > 1 &&
 	    sc->plan.nr_rotations <= SCHED_MAX_ROT && now > sc->t_rot)
-		sched_acc(sc, sc->ws)[sc->r] += now - sc->t_rot;
+		sched_acc(sc->ws)[sc->r] += now - sc->t_rot;
 	sc->t_rot = now;
 }
 
@@ -489,7 +508,7 @@ static u32 sched_next_rot(struct sched_cpu *sc)
 
 	if (R > SCHED_MAX_ROT)
 		return best;
-	acc = sched_acc(sc, sc->ws);
+	acc = sched_acc(sc->ws);
 	for (k = 2; k <= R; k++) {
 		c = (sc->r + k) % R;
 		if (acc[c] < acc[best])
@@ -834,7 +853,7 @@ static void sched_plan_work(struct work_struct *work)
 	in.nr_groups = q->foreign ? q->nr + 1 : q->nr;
 	in.nr_counters = vpmu_nr_counters();
 	t0 = local_clock();
-	err = rot_plan(&in, sc->pend.ws, sc->ws_size, &sc->pend.plan);
+	err = rot_plan(&in, sched_plan_ws(sc->pend.ws), sc->ws_size, &sc->pend.plan);
 	dt = local_clock() - t0;
 
 	raw_spin_lock_irq(&sc->slock);
@@ -850,7 +869,7 @@ static void sched_plan_work(struct work_struct *work)
 			/* sched_take_saved() advances: start at rotation 0 */
 			sc->pend.r = sc->pend.plan.nr_rotations ?
 				     sc->pend.plan.nr_rotations - 1 : 0;
-			memset(sched_acc(sc, sc->pend.ws), 0,
+			memset(sched_acc(sc->pend.ws), 0,
 			       SCHED_MAX_ROT * sizeof(u64));
 			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
 			/* leaders not known: the next pass walks for them */
@@ -1490,7 +1509,7 @@ int pevt_sched_init(void)
 {
 	/* + 1: the stock side's slots, planned as a pinned group */
 	size_t ws = rot_workspace_size(SCHED_MAX_GROUPS + 1, vpmu_nr_counters());
-	size_t wsa = ALIGN(ws, 8) + SCHED_MAX_ROT * sizeof(u64);	/* + sched_acc() */
+	size_t wsa = SCHED_ACC_BYTES + ws;	/* sched_acc(), then rot_plan()'s */
 	int cpu, i, ret = -ENOMEM;
 
 	for_each_possible_cpu(cpu) {
