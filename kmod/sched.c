@@ -762,22 +762,6 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 	}
 
-	/*
-	 * A tick for a pair whose plan has one rotation, found as it was
-	 * (same pair, slots and key generations) and with every group on
-	 * since the last full pass: nothing moves, nothing is misplaced.
-	 * Return before the pass.  In many-tasks ~45% of the ticks meet
-	 * such a pair (the ping-pong task whose groups fit, or the idle
-	 * task), and the pass (sched_unplace(), sched_apply() twice) cost
-	 * them what a rotation costs (fairness.md "Ticks with nothing to
-	 * rotate"); stock's tick returns early there too.
-	 */
-	if (known && advance && sc->plan.nr_rotations <= 1) {
-		sc->idle_ticks++;
-		if (!sc->unplaced && !READ_ONCE(sched_idle_pass))
-			return 0;
-		sc->idle_passes++;
-	}
 
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
@@ -1052,11 +1036,46 @@ static void sched_pass_time(struct sched_cpu *sc, u64 t0)
 		WRITE_ONCE(sc->pass_ns_max, dt);
 }
 
+/*
+ * A tick for a pair whose plan has one rotation, found as it was (same
+ * pair, slots and key generations) and with every group on since the
+ * last full pass: nothing moves, nothing is misplaced, and the tick
+ * returns at once.  In many-tasks ~45% of the ticks meet such a pair
+ * (the ping-pong task whose groups fit, or the idle task); the pass
+ * (sched_unplace(), sched_apply() twice) cost them what a rotation costs
+ * (fairness.md "Ticks with nothing to rotate"), and so did, under TCG,
+ * the locks and clock reads around it (fairness.md "An idle tick without
+ * locks"); stock's tick returns as early.
+ *
+ * No ctx lock: this CPU's active contexts change only on this CPU with
+ * irqs off (ctx_function_call(), the switch hooks), and the cached plan
+ * is written only here, so nothing read below can change under the
+ * hrtimer.  sched_rotid() takes the locks for everything else.
+ */
+static bool sched_tick_idle(struct sched_cpu *sc)
+{
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	struct pevt_context *cctx = &cpuctx->ctx;
+	int cpu = smp_processor_id();
+
+	if (READ_ONCE(sched_policy) != SCHED_ROTID || cctx->active_cpu != cpu ||
+	    sc->plan.nr_rotations > 1 ||
+	    !sched_lead_known(sc, cctx, sched_plan_tctx(cpuctx->task_ctx),
+			      vpmu_slots_foreign(cpu)))
+		return false;
+	sc->idle_ticks++;
+	if (sc->unplaced || READ_ONCE(sched_idle_pass)) {
+		sc->idle_passes++;
+		return false;
+	}
+	return true;
+}
+
 static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 {
 	struct sched_cpu *sc = container_of(t, struct sched_cpu, timer);
-	u64 t0 = local_clock();
 	bool more;
+	u64 t0;
 
 	/*
 	 * A pinned hrtimer of a CPU going offline migrates: its contexts
@@ -1065,6 +1084,9 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 	if (sc != this_cpu_read(sched_cpus) || sc->offline)
 		return HRTIMER_NORESTART;
 	sc->runs++;
+	if (sched_tick_idle(sc))
+		return HRTIMER_NORESTART;
+	t0 = local_clock();
 	sc->in_tick = true;
 	more = sched_pass(sc, true, false);
 	sc->in_tick = false;
