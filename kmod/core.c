@@ -100,6 +100,26 @@ void pevt_update_context_time(struct pevt_context *ctx)
 }
 
 /**
+ * pevt_update_context_time_at() - advance ctx->time to @now.
+ * @ctx: the context, ctx->lock held
+ * @now: a local_clock() reading of this CPU, taken with irqs off since
+ *	the context was last updated
+ *
+ * For a pass that brings several contexts up to one instant with one
+ * clock read (the scheduler's tick: under TCG a local_clock() costs about
+ * as much as the rest of an idle tick, Documentation/fairness.md).  A
+ * @now older than the context's own time is ignored.
+ */
+void pevt_update_context_time_at(struct pevt_context *ctx, u64 now)
+{
+	lockdep_assert_held(&ctx->lock);
+	if (now <= ctx->timestamp)
+		return;
+	ctx->time += now - ctx->timestamp;
+	ctx->timestamp = now;
+}
+
+/**
  * pevt_event_update_time() - bring enabled/running up to ctx->time.
  * @event: the event, ctx->lock held
  *

@@ -319,6 +319,7 @@ int pevt_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 struct pevt_event *pevt_event_from_file(struct file *file);
 void pevt_ctx_init(struct pevt_context *ctx, int cpu, struct task_struct *task);
 void pevt_update_context_time(struct pevt_context *ctx);
+void pevt_update_context_time_at(struct pevt_context *ctx, u64 now);
 void pevt_event_update_time(struct pevt_event *event);
 void pevt_ctx_key_changed(struct pevt_context *ctx);
 void pevt_event_set_state(struct pevt_event *event, enum pevt_event_state state);

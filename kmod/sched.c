@@ -728,7 +728,7 @@ static bool sched_lead_known(struct sched_cpu *sc, struct pevt_context *cctx,
  * many groups, or the plan is being made): the caller runs classic.
  */
 static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
-		       struct pevt_context *tctx, bool advance)
+		       struct pevt_context *tctx, bool advance, u64 now)
 {
 	u64 foreign = vpmu_slots_foreign(smp_processor_id());
 	bool same, known, moved = false;
@@ -767,7 +767,7 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 	sc->overflow = false;
 	if (same) {
 		if (advance && sc->plan.nr_rotations > 1) {
-			sched_charge(sc, local_clock());
+			sched_charge(sc, now);
 			sc->r = sched_next_rot(sc);
 			sc->ticks++;
 			moved = true;
@@ -966,10 +966,12 @@ static void sched_greedy(struct pevt_context *cctx, struct pevt_context *tctx)
 
 /*
  * irqs off, on this CPU.  @resched (policy change): classic redoes the
- * greedy pass rather than keep what the other policy placed.
+ * greedy pass rather than keep what the other policy placed.  @now: the
+ * caller's local_clock() reading, irqs off since: both contexts' time and
+ * the rotation's charge are brought up to it (one clock read, not three).
  * Return: true if the tick must keep running.
  */
-static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
+static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched, u64 now)
 {
 	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
 	struct pevt_context *cctx = &cpuctx->ctx;
@@ -986,11 +988,11 @@ static bool sched_pass(struct sched_cpu *sc, bool advance, bool resched)
 	 */
 	if (cctx->active_cpu != smp_processor_id())
 		goto out;
-	pevt_update_context_time(cctx);
+	pevt_update_context_time_at(cctx, now);
 	if (tctx)
-		pevt_update_context_time(tctx);
+		pevt_update_context_time_at(tctx, now);
 	if (READ_ONCE(sched_policy) == SCHED_ROTID) {
-		int ret = sched_rotid(sc, cctx, sched_plan_tctx(tctx), advance);
+		int ret = sched_rotid(sc, cctx, sched_plan_tctx(tctx), advance, now);
 
 		more = ret > 0;
 		if (ret < 0 && !sc->overflow) {
@@ -1088,7 +1090,7 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 		return HRTIMER_NORESTART;
 	t0 = local_clock();
 	sc->in_tick = true;
-	more = sched_pass(sc, true, false);
+	more = sched_pass(sc, true, false, t0);
 	sc->in_tick = false;
 	sched_pass_time(sc, t0);
 	if (!more)
@@ -1127,7 +1129,7 @@ static void sched_replan_ipi(void *info)
 		sched_forget(sc);
 		raw_spin_unlock(&sc->slock);
 	}
-	if (sched_pass(sc, false, info != NULL))
+	if (sched_pass(sc, false, info != NULL, t0))
 		sched_arm(sc, sched_interval());
 	else if (READ_ONCE(sched_policy) == SCHED_ROTID && sc->valid)
 		hrtimer_try_to_cancel(&sc->timer);
@@ -1501,7 +1503,7 @@ static int sched_cpu_online(unsigned int cpu)
 
 	local_irq_disable();
 	sc->offline = false;
-	if (sched_pass(sc, false, true))
+	if (sched_pass(sc, false, true, local_clock()))
 		sched_arm(sc, sched_interval());
 	local_irq_enable();
 	return 0;
