@@ -762,7 +762,6 @@ static int sched_rotid(struct sched_cpu *sc, struct pevt_context *cctx,
 			same = sched_key_eq(&sc->key[g], &sc->nkey[g]);
 	}
 
-
 	raw_spin_lock(&sc->slock);
 	sc->overflow = false;
 	if (same) {
@@ -1050,9 +1049,11 @@ static void sched_pass_time(struct sched_cpu *sc, u64 t0)
  * locks"); stock's tick returns as early.
  *
  * No ctx lock: this CPU's active contexts change only on this CPU with
- * irqs off (ctx_function_call(), the switch hooks), and the cached plan
- * is written only here, so nothing read below can change under the
- * hrtimer.  sched_rotid() takes the locks for everything else.
+ * irqs off (ctx_function_call(), the switch hooks), and so does the
+ * cached plan (the tick, the switch hooks, sched_replan_ipi(); the work
+ * writes only pend and the parked plans), so nothing read below can
+ * change under the hrtimer.  sched_rotid() takes the locks for
+ * everything else.
  */
 static bool sched_tick_idle(struct sched_cpu *sc)
 {
