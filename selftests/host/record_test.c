@@ -117,31 +117,45 @@ record(struct __test_metadata *_metadata, const char *fmt, ...)
  * perf reads @file (a file, or "- < file" for pipe mode) without a word on
  * stderr and `perf script` shows @samples samples.
  */
-static void check_read(struct __test_metadata *_metadata, const char *in,
-		       long long samples)
+static bool quiet_but_lost(const char *err);
+
+/*
+ * Stock perf reads @in with no warning: none at all, or (@lost > 0, the
+ * recorder's own count) none but perf's "lost chunks" one.
+ */
+static void check_read_lost(struct __test_metadata *_metadata, const char *in,
+			    long long samples, long long lost)
 {
 	struct out o;
 
+#define READ_QUIET(err) (lost > 0 ? quiet_but_lost(err) : perf_quiet(err))
 	run(&o, "perf script -i %s", in);
 	EXPECT_EQ(0, o.status);
 	EXPECT_EQ(samples, count_lines(o.out));
-	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_TRUE(READ_QUIET(o.err)) TH_LOG("%s, %lld lost: %s", in, lost, o.err);
 	out_free(&o);
 	run(&o, "perf report --stdio -i %s", in);
 	EXPECT_EQ(0, o.status);
-	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_TRUE(READ_QUIET(o.err)) TH_LOG("%s, %lld lost: %s", in, lost, o.err);
 	if (samples)
 		EXPECT_NE(NULL, strstr(o.out, "# Samples: "));
 	out_free(&o);
 	run(&o, "perf report --stats -i %s", in);
 	EXPECT_EQ(0, o.status);
-	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_TRUE(READ_QUIET(o.err)) TH_LOG("%s, %lld lost: %s", in, lost, o.err);
 	out_free(&o);
 	run(&o, "perf evlist -v -i %s", in);
 	EXPECT_EQ(0, o.status);
-	EXPECT_TRUE(perf_quiet(o.err));
+	EXPECT_TRUE(READ_QUIET(o.err)) TH_LOG("%s, %lld lost: %s", in, lost, o.err);
+#undef READ_QUIET
 	EXPECT_NE(NULL, strstr(o.out, "sample_id_all: 1"));
 	out_free(&o);
+}
+
+static void check_read(struct __test_metadata *_metadata, const char *in,
+		       long long samples)
+{
+	check_read_lost(_metadata, in, samples, 0);
 }
 
 TEST_F(rec, workload_file)
@@ -333,7 +347,7 @@ TEST_F(rec, small_rings_copied)
 {
 	bool async = !strcmp(variant->drain, "uring") || !strcmp(variant->drain, "threads");
 	static const int pages[] = { 1, 128 };
-	long long samples;
+	long long samples, lost;
 	struct out o;
 	int i;
 
@@ -344,10 +358,13 @@ TEST_F(rec, small_rings_copied)
 		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 		EXPECT_EQ(async && pages[i] == 1, strstr(o.err, "copies of small rings") != NULL)
 			TH_LOG("-m %d: %s", pages[i], o.err);
-		samples = rec_summary(o.err, NULL);
+		lost = 0;
+		samples = rec_summary(o.err, &lost);
 		out_free(&o);
+		TH_LOG("-m %d: %lld samples, %lld lost", pages[i], samples, lost);
 		ASSERT_LT(0, samples);
-		check_read(_metadata, "sr.data", samples);
+		/* -m 1 may lose on a loaded host: perf then warns of lost chunks */
+		check_read_lost(_metadata, "sr.data", samples, lost);
 	}
 }
 
@@ -411,14 +428,24 @@ TEST_F(rec, compressed_slow_cpu)
 	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
 		SKIP(return, "no tracefs with raw_syscalls");
-	run(&o, "PEVT_RECORD_ZSTD_DELAY_US=20000 %s record --drain=%s -z -m 4 "
-	    "-e raw_syscalls:sys_enter -c 1 -o zs.data -- sh -c 'for i in $(seq 100); do /bin/true; done'",
-	    pevt_bin, variant->drain);
-	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
-	samples = rec_summary(o.err, &lost);
-	out_free(&o);
-	TH_LOG("%lld samples, %lld lost", samples, lost);
-	ASSERT_GT(samples + lost, 1000);
+	/*
+	 * Up to 3 tries: a loaded host (the debug kernel's build beside the
+	 * host tests in make check) can keep the passes off the CPU long
+	 * enough for a 16 KiB ring to overflow with or without -z (61% lost
+	 * once, 2026-12-03).  Compressing in the pass loses 78-92% every time.
+	 */
+	for (int try = 1; try <= 3; try++) {
+		run(&o, "PEVT_RECORD_ZSTD_DELAY_US=20000 %s record --drain=%s -z -m 4 "
+		    "-e raw_syscalls:sys_enter -c 1 -o zs.data -- sh -c 'for i in $(seq 100); do /bin/true; done'",
+		    pevt_bin, variant->drain);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		samples = rec_summary(o.err, &lost);
+		out_free(&o);
+		TH_LOG("try %d: %lld samples, %lld lost", try, samples, lost);
+		ASSERT_GT(samples + lost, 1000);
+		if (lost * 3 <= samples + lost)
+			break;
+	}
 	EXPECT_LE(lost * 3, samples + lost) TH_LOG("%lld of %lld lost", lost, samples + lost);
 	run(&o, "perf script -i zs.data");
 	EXPECT_EQ(0, o.status);
