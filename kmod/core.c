@@ -92,11 +92,7 @@ static int pevt_init_event_source(struct pevt_event *event)
  */
 void pevt_update_context_time(struct pevt_context *ctx)
 {
-	u64 now = local_clock();
-
-	lockdep_assert_held(&ctx->lock);
-	ctx->time += now - ctx->timestamp;
-	ctx->timestamp = now;
+	pevt_update_context_time_at(ctx, local_clock());
 }
 
 /**

@@ -852,8 +852,7 @@ static void sched_plan_work(struct work_struct *work)
 			/* sched_take_saved() advances: start at rotation 0 */
 			sc->pend.r = sc->pend.plan.nr_rotations ?
 				     sc->pend.plan.nr_rotations - 1 : 0;
-			memset(sched_acc(sc->pend.ws), 0,
-			       SCHED_MAX_ROT * sizeof(u64));
+			memset(sched_acc(sc->pend.ws), 0, SCHED_ACC_BYTES);
 			memcpy(sc->pend.key, q->key, q->nr * sizeof(q->key[0]));
 			/* leaders not known: the next pass walks for them */
 			sc->pend.lead_gen[0] = sc->pend.lead_gen[1] = 0;
