@@ -73,6 +73,10 @@ static void find_pevt(void)
  * ties.awk: rows with the same first percentage (children, or self
  * without children: perf's first sort key), each with its graph, in
  * sorted order; without empty lines.
+ * unsplit.awk -v perf=FILE: its input without the rows (and their
+ * graphs) whose columns after the percentages FILE has more than once:
+ * rows perf split in two (Documentation/report.md), to be left out on
+ * both sides; with -v say=1 they are named on stderr.
  */
 static const char merge_awk[] =
 	"/^#/ || /^$/ { next }\n"
@@ -96,15 +100,22 @@ static const char ties_awk[] =
 	"/^#/ { flush(); key = \"\"; in_row = 0; print; next }\n"
 	"{ if (in_row) b[nb] = b[nb] $0 \"\\n\"; else print }\n"
 	"END { flush() }\n";
+static const char unsplit_awk[] =
+	"function key(l) { sub(/^ +([0-9]+\\.[0-9]+% +)+/, \"\", l); return l }\n"
+	"BEGIN { while ((getline l < perf) > 0)\n"
+	"	if (l ~ /^ +[0-9]+\\.[0-9]+%/ && n[key(l)]++ == 1 && say) print \"split in perf: \" key(l) > \"/dev/stderr\" }\n"
+	"/^ +[0-9]+\\.[0-9]+%/ { skip = n[key($0)] > 1 }\n"
+	"/^#/ { skip = 0 }\n"
+	"!skip\n";
 
 static int write_awk(void)
 {
-	static const char *const name[] = { "merge.awk", "sibs.awk", "ties.awk" };
-	const char *text[] = { merge_awk, sibs_awk, ties_awk };
+	static const char *const name[] = { "merge.awk", "sibs.awk", "ties.awk", "unsplit.awk" };
+	const char *text[] = { merge_awk, sibs_awk, ties_awk, unsplit_awk };
 	char path[PATH_MAX + 16];
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, name[i]);
@@ -486,41 +497,42 @@ TEST_F_TIMEOUT(perf, callgraph, 300)
 /* ---- --call-graph dwarf ---- */
 
 /*
+ * A sample in the program's .plt is NAME@plt for pevt and, for perf,
+ * NAME@plt or _init, as its symbol rbtree's shape has it (perf extends
+ * the zero-size _init over .plt before it adds the @plt symbols:
+ * Documentation/report.md): either name reads [plt] on both sides.  Seen
+ * once in 40 recordings of inl (printf@plt, 1 sample).
+ */
+#define PLT_NAMES "sed -E 's/(^|[ ;-])(_init|[A-Za-z0-9_.]+@plt)($|[ ;\t])/\\1[plt]\\3/g'"
+
+/*
  * perf report and pevt report of a file, each with its own extra
  * arguments: differing lines of the folded reports (merge.awk), or with
- * @graph of the graphs (as report_diff()'s LINES).
+ * @graph of the graphs (as report_diff()'s LINES).  @unsplit: without the
+ * rows perf printed more than once (unsplit.awk), on both sides; they are
+ * named in @log.
  */
-static int dwarf_diff_drop(const char *file, const char *perf_args, const char *pevt_args,
-			   bool graph, const char *drop, char *log, size_t sz);
-
 static int dwarf_diff(const char *file, const char *perf_args, const char *pevt_args,
-		      bool graph, char *log, size_t sz)
-{
-	return dwarf_diff_drop(file, perf_args, pevt_args, graph, NULL, log, sz);
-}
-
-/* The same without the rows matching the ERE @drop (and their graphs). */
-static int dwarf_diff_drop(const char *file, const char *perf_args, const char *pevt_args,
-			   bool graph, const char *drop, char *log, size_t sz)
+		      bool graph, bool unsplit, char *log, size_t sz)
 {
 	const char *s = graph ? " | awk '/^ +[0-9]+\\.[0-9]+%/ { skip = /\\[unknown\\] +\\[.\\] [0-9a-fx]+$/ } /^#/ { skip = 0 } !skip'"
 				" | grep -v '(Tip' | sed 's/^[ |-]*//' | grep -v '^$' | sort" :
 				" | awk -f merge.awk | sort";
-	char f[512] = "";
+	char ua[80] = "cat", ub[80] = "cat";
+	pid_t p = getpid();
 	struct out o;
 	int n;
 
-	if (drop && graph)
-		snprintf(f, sizeof(f), " | awk -v d='%s' '/^ +[0-9]+\\.[0-9]+%%/ { skip = $0 ~ d }"
-			 " /^#/ { skip = 0 } !skip'", drop);
-	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null %s %s %s%s%s > da.%d"
-	    " && %s report --stdio -i %s %s 2>/dev/null %s %s %s%s%s > db.%d;"
+	if (unsplit) {
+		snprintf(ua, sizeof(ua), "awk -f unsplit.awk -v say=1 -v perf=ra.%d", p);
+		snprintf(ub, sizeof(ub), "awk -f unsplit.awk -v perf=ra.%d", p);
+	}
+	run(&o, "cd %s && perf report --stdio -i %s %s 2>/dev/null | %s > ra.%d"
+	    " && %s report --stdio -i %s %s 2>/dev/null | %s > rb.%d"
+	    " && %s ra.%d %s > da.%d && %s rb.%d %s > db.%d;"
 	    " diff da.%d db.%d | head -6 >&2; diff da.%d db.%d | grep -c '^[<>]'",
-	    dir, file, perf_args, f, s, drop && !graph ? "| grep -Ev '" : "",
-	    drop && !graph ? drop : "", drop && !graph ? "'" : "", getpid(),
-	    pevt_bin, file, pevt_args, f, s, drop && !graph ? "| grep -Ev '" : "",
-	    drop && !graph ? drop : "", drop && !graph ? "'" : "", getpid(),
-	    getpid(), getpid(), getpid(), getpid());
+	    dir, file, perf_args, PLT_NAMES, p, pevt_bin, file, pevt_args, PLT_NAMES, p,
+	    ua, p, s, p, ub, p, s, p, p, p, p, p);
 	snprintf(log, sz, "%s", o.err);
 	n = atoi(o.out);
 	out_free(&o);
@@ -570,7 +582,7 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 
 			snprintf(pa, sizeof(pa), "--no-inline %s", modes[i].args);
 			snprintf(pb, sizeof(pb), "--no-inline %s --threads %d", modes[i].args, t);
-			n = dwarf_diff("dw.data", pa, pb, modes[i].graph, log, sizeof(log));
+			n = dwarf_diff("dw.data", pa, pb, modes[i].graph, false, log, sizeof(log));
 			if (n)
 				TH_LOG("dw.data %s:\n%s", pb, log);
 			EXPECT_EQ(0, n);
@@ -614,20 +626,17 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 	"}\n"
 
 /*
- * perf sometimes splits the row of a function inlined in libc or ld.so in
- * two (_dl_start_final (inlined) 0.07% and 0.62% where pevt has 0.69%),
- * one more effect of its hist rbtree's mixed comparisons (Documentation/
- * report.md): those rows are left out, the program's own are compared.
- */
-#define LIBC_INLINED_ROW "(libc[.]so[.]6|ld-linux-x86-64[.]so[.]2) +[[][.][]] [^;]*[(]inlined[)]"
-
-/*
  * perf report's default (inlined frames) against pevt report's, in the
  * modes of dwarf_unwind, for 1 and 2 threads.  With --children perf's
  * counts of some rows' call paths are less than their samples (its hist
  * rbtree mixes name and address order around inlined entries, and merging
  * entries counts each once: Documentation/report.md): those modes compare
- * periods.
+ * periods.  The same mixed order sometimes splits a --children row in
+ * two, inlined or not, in ld.so, libc or the program (_dl_start_final
+ * (inlined) 0.07% and 0.62% where pevt has 0.69%; dl_main 0.09% and
+ * 0.26% for 0.34%; top 78.94% and 0.08% for 79.02%), depending on the
+ * samples: 3 of 40 recordings here.  Rows perf printed twice are left
+ * out on both sides (unsplit.awk).
  */
 TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 {
@@ -674,8 +683,8 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 			int n;
 
 			snprintf(pb, sizeof(pb), "%s --threads %d", modes[i].args, t);
-			n = dwarf_diff_drop("inl.data", modes[i].args, pb, modes[i].graph,
-					    LIBC_INLINED_ROW, log, sizeof(log));
+			n = dwarf_diff("inl.data", modes[i].args, pb, modes[i].graph, true,
+				       log, sizeof(log));
 			if (n)
 				TH_LOG("inl.data %s:\n%s", pb, log);
 			EXPECT_EQ(0, n);
@@ -689,7 +698,7 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 			       "--no-inline --no-children -g folded,0,caller,count",
 			       i ? "--no-inline -g folded,0,callee,count" :
 			       "--inline --no-inline --no-children -g folded,0,caller,count",
-			       false, log, sizeof(log));
+			       false, false, log, sizeof(log));
 		if (n)
 			TH_LOG("inl.data --no-inline:\n%s", log);
 		EXPECT_EQ(0, n);
