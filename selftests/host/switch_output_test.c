@@ -272,6 +272,47 @@ TEST_F_TIMEOUT(sw, gone_maps, 180)
 }
 
 /*
+ * A process that exits during the switch but is not reaped (its parent
+ * exec'd sleep, which never waits): at the next file's synthesis it is a
+ * zombie, whose /proc/PID/task is there and whose /proc/PID/maps lists
+ * nothing, while its last samples are still in the buffers.  The next
+ * file must give it the maps the files knew.  Before, it got its FORK and
+ * COMM but no MMAP2 there (and synth_gone() skipped it, not gone from
+ * /proc): every user-space sample of it in that file had no DSO.
+ */
+#define ZOMBIE_RECORD	"PEVT_RECORD_SWITCH_DELAY_US=1500000 %s record --drain=%s -e cpu-clock -F 2000 " \
+			"--switch-output -o s.data -- sh -c 'sh -c \": > started; i=0; " \
+			"while [ \\$i -lt 150000 ]; do i=\\$((i+1)); done; : > finished\" & exec sleep 3'"
+
+TEST_F_TIMEOUT(sw, zombie_maps, 180)
+{
+	long long n = 0, unknown = -1;
+	struct out o;
+
+	if (strcmp(variant->drain, "write"))
+		SKIP(return, "the synthesis does not depend on the drain");
+	run(&o, "(" ZOMBIE_RECORD " & P=$!; while [ ! -e started ] && kill -0 $P 2>/dev/null; do sleep 0.02; done; "
+	    "sleep 0.05; kill -USR2 $P; wait $P)", pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	out_free(&o);
+	/*
+	 * The loop ended (in about 0.25 s here, well within the switch's
+	 * 1.5 s delay: a zombie at the synthesis; on a host too slow for
+	 * that it is alive there, and /proc has its maps).
+	 */
+	ASSERT_EQ(0, access("finished", F_OK));
+	/* in ( ): run() appends its own redirections to the line */
+	run(&o, "(ls s.data.* | wc -l; perf script -F comm,ip,dso -i $(ls s.data.* | tail -1) 2>/dev/null | "
+		"awk '$1 == \"sh\" { n++; if ($3 == \"([unknown])\") u++ } END { print n + 0, u + 0 }')");
+	ASSERT_EQ(2, atoi(o.out)) TH_LOG("%s", o.out);
+	ASSERT_EQ(2, sscanf(strchr(o.out, '\n') + 1, "%lld %lld", &n, &unknown)) TH_LOG("%s", o.out);
+	TH_LOG("second file: sh samples %lld, of them without a DSO %lld", n, unknown);
+	EXPECT_LT(50, n);
+	EXPECT_EQ(0, unknown);
+	out_free(&o);
+}
+
+/*
  * -z: each file a compressed perf.data of its own (its own zstd stream,
  * begun anew: a reader decompresses a file from its first COMPRESSED
  * record), with the COMPRESSED feature, checked as the signal case is;
