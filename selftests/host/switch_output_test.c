@@ -254,21 +254,33 @@ TEST_F_TIMEOUT(sw, signal, 120)
 			"--switch-output -o s.data -- sh -c ': > started; for k in $(seq 30); do " \
 			"sh -c \"i=0; while [ \\$i -lt 30000 ]; do i=\\$((i+1)); done\"; done; : > finished'"
 
-TEST_F_TIMEOUT(sw, gone_maps, 180)
+/*
+ * The sh samples of the files @files (a shell word list): more than @min,
+ * none without a DSO.
+ */
+static void check_sh_dsos(struct __test_metadata *_metadata, const char *files, long long min)
 {
 	long long n = 0, unknown = -1;
+	struct out o;
+
+	run(&o, "for f in %s; do perf script -F comm,ip,dso -i $f 2>/dev/null; done | "
+		"awk '$1 == \"sh\" { n++; if ($3 == \"([unknown])\") u++ } END { print n + 0, u + 0 }'",
+	    files);
+	ASSERT_EQ(2, sscanf(o.out, "%lld %lld", &n, &unknown)) TH_LOG("%s", o.out);
+	TH_LOG("%s: sh samples %lld, of them without a DSO %lld", files, n, unknown);
+	EXPECT_LT(min, n);
+	EXPECT_EQ(0, unknown);
+	out_free(&o);
+}
+
+TEST_F_TIMEOUT(sw, gone_maps, 180)
+{
 	struct out o;
 
 	run(&o, "(" GONE_RECORD " & P=$!; " USR2_LOOP "; wait $P)", pevt_bin, variant->drain);
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
 	out_free(&o);
-	run(&o, "for f in s.data.*; do perf script -F comm,ip,dso -i $f 2>/dev/null; done | "
-		"awk '$1 == \"sh\" { n++; if ($3 == \"([unknown])\") u++ } END { print n + 0, u + 0 }'");
-	ASSERT_EQ(2, sscanf(o.out, "%lld %lld", &n, &unknown)) TH_LOG("%s", o.out);
-	TH_LOG("sh samples %lld, of them without a DSO %lld", n, unknown);
-	EXPECT_LT(300, n);
-	EXPECT_EQ(0, unknown);
-	out_free(&o);
+	check_sh_dsos(_metadata, "s.data.*", 300);
 }
 
 /*
@@ -286,7 +298,6 @@ TEST_F_TIMEOUT(sw, gone_maps, 180)
 
 TEST_F_TIMEOUT(sw, zombie_maps, 180)
 {
-	long long n = 0, unknown = -1;
 	struct out o;
 
 	if (strcmp(variant->drain, "write"))
@@ -301,15 +312,10 @@ TEST_F_TIMEOUT(sw, zombie_maps, 180)
 	 * that it is alive there, and /proc has its maps).
 	 */
 	ASSERT_EQ(0, access("finished", F_OK));
-	/* in ( ): run() appends its own redirections to the line */
-	run(&o, "(ls s.data.* | wc -l; perf script -F comm,ip,dso -i $(ls s.data.* | tail -1) 2>/dev/null | "
-		"awk '$1 == \"sh\" { n++; if ($3 == \"([unknown])\") u++ } END { print n + 0, u + 0 }')");
+	run(&o, "ls s.data.* | wc -l");
 	ASSERT_EQ(2, atoi(o.out)) TH_LOG("%s", o.out);
-	ASSERT_EQ(2, sscanf(strchr(o.out, '\n') + 1, "%lld %lld", &n, &unknown)) TH_LOG("%s", o.out);
-	TH_LOG("second file: sh samples %lld, of them without a DSO %lld", n, unknown);
-	EXPECT_LT(50, n);
-	EXPECT_EQ(0, unknown);
 	out_free(&o);
+	check_sh_dsos(_metadata, "$(ls s.data.* | tail -1)", 50);
 }
 
 /*
