@@ -26,8 +26,10 @@ show=${PEVT_PROGRESS:-$([ -t 2 ] && echo 1 || echo 0)}
 cmd="export PEVT_PROGRESS=$show; $(step bench-clock "pevt bench clock json /tmp/clock.json")"
 cmd+="; $(step bench-output "pevt bench output json /tmp/output.json")"
 cmd+="; $(step bench-fairness "pevt bench fairness json /tmp/fairness.json data /tmp/fairness.dat")"
-# The record table: perf record vs pevt record (small: 50000 calls, 2 drains).
-cmd+="; $(step bench-record "pevt bench record calls 50000 drains write,uring,pin z yes json /tmp/record.json")"
+# The record table: perf record vs pevt record (small: 50000 calls, 3 drains,
+# -z twins of the first, and -r 1 twins of every row: perf's best mode under
+# TCG is --threads -r1, pevt's --pin-readers -r 1; Documentation/record.md).
+cmd+="; $(step bench-record "pevt bench record calls 50000 drains pin,write,uring z yes rt yes json /tmp/record.json")"
 # Last, a recording: its report (indented: "# " lines are progress) and
 # its flame graph (build/demo/<kernel>/demo.svg).
 # (The guest's files: busybox and the libraries under /lib, no /usr/lib.)
