@@ -596,6 +596,28 @@ static double ping_pong_ratio(struct __test_metadata *_metadata, int dev,
 }
 
 /*
+ * The ping-pong's pevt/stock ratio, run once more when the first run is
+ * outside [lo, hi]: the clean-clone make check of a952c42 (two QEMUs and
+ * the debug kernel's build on two cores) read 1.027 once on 6.12, where
+ * the bound is 1.025 and runs in turn read 0.988-1.015.  The defects these
+ * tests keep out read outside the bounds on every run (1.04-1.065 and
+ * 0.69-0.94, Documentation/inherit.md), so they still fail.
+ */
+static double ping_pong_within(struct __test_metadata *_metadata, int dev,
+			       int inherit, double lo, double hi)
+{
+	double r = -1;
+	int try;
+
+	for (try = 0; try < 2; try++) {
+		r = ping_pong_ratio(_metadata, dev, inherit);
+		if (r <= 0 || (r >= lo && r <= hi))
+			break;
+	}
+	return r;
+}
+
+/*
  * Only the first task is counted (no inherit): each round trip switches it
  * out and in once.  pevt's switch-in is a kprobe at finish_task_switch()'s
  * entry, before perf_event_task_sched_in(); its clock used to start there
@@ -604,7 +626,7 @@ static double ping_pong_ratio(struct __test_metadata *_metadata, int dev,
  */
 TEST_F_TIMEOUT(inh, switch_edges_like_stock, 120)
 {
-	double r = ping_pong_ratio(_metadata, self->dev, 0);
+	double r = ping_pong_within(_metadata, self->dev, 0, 0.975, 1.025);
 
 	ASSERT_LT(0, r);
 	EXPECT_LE(0.975, r);
@@ -619,7 +641,7 @@ TEST_F_TIMEOUT(inh, switch_edges_like_stock, 120)
  */
 TEST_F_TIMEOUT(inh, context_swap_like_stock, 120)
 {
-	double r = ping_pong_ratio(_metadata, self->dev, 1);
+	double r = ping_pong_within(_metadata, self->dev, 1, 0.97, 1.03);
 
 	ASSERT_LT(0, r);
 	EXPECT_LE(0.97, r);
