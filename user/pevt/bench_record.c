@@ -61,7 +61,39 @@ struct rec_row {
 	struct rec_run runs[MAX_REPS];
 };
 
-#define MAX_ROWS	48
+/* Appends @sfx to a row's name or command; -1 where it does not fit. */
+static int row_append(char *buf, size_t size, const char *sfx)
+{
+	size_t n = strlen(buf), l = strlen(sfx);
+
+	if (n + l >= size) {
+		p_err("row \"%s\": \"%s\" does not fit in its %zu bytes", buf, sfx, size);
+		return -1;
+	}
+	memcpy(buf + n, sfx, l + 1);
+	return 0;
+}
+
+/*
+ * A new zeroed row at the end of *@rows, grown as needed (pages x drains x
+ * backends, their -r 1 and -z twins: no fixed count; until 2026-12-04 a
+ * fixed 48 dropped the rows past it without a word).  NULL: out of memory.
+ */
+static struct rec_row *new_row(struct rec_row **rows, int *nr, int *cap)
+{
+	struct rec_row *r;
+
+	if (*nr == *cap) {
+		r = reallocarray(*rows, *cap ? 2 * *cap : 16, sizeof(*r));
+		if (!r)
+			return NULL;
+		*rows = r;
+		*cap = *cap ? 2 * *cap : 16;
+	}
+	r = &(*rows)[(*nr)++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
 
 enum workload_kind { W_SYSCALLS, W_CPU_CLOCK, W_BUILD };
 
@@ -692,7 +724,7 @@ static int do_bench_record_help(void)
 	fprintf(stderr,
 		"Usage: %s bench record [workload W] [calls N] [freq HZ] [reps R]\n"
 		"                         [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
-		"                         [rt yes|no] [json FILE]\n"
+		"                         [rt yes|no] [json FILE] [list yes|no]\n"
 		"\n"
 		"Workload W (default syscalls), recorded by Debian perf (-m P, --aio,\n"
 		"--threads) and by pevt record (--backend stock, and pevt when /dev/pevt\n"
@@ -715,6 +747,8 @@ static int do_bench_record_help(void)
 		"get -z twins too.\n"
 		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
+		"With list yes, each row's name and command, one per line, and nothing\n"
+		"run.\n"
 		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);
 	return 0;
 }
@@ -738,14 +772,56 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 	fprintf(jf, "}");
 }
 
+static const char *const drain_names[] = { "write", "uring", "threads", "pin", NULL };
+
+/*
+ * A comma-separated list argument into @buf: each item one of @names, or
+ * (@names NULL) a power of two from 1 to 2^20 (-m's data pages).  -1 with
+ * the item named where one is not, or where the list does not fit.
+ */
+static int list_arg(const char *what, const char *arg, char *buf, size_t size,
+		    const char *const *names)
+{
+	char tmp[256], *tok, *save = NULL;
+	unsigned long ul;
+	int i, n = 0;
+
+	if (strlen(arg) >= size || strlen(arg) >= sizeof(tmp)) {
+		p_err("%s: '%s' is longer than %zu characters", what, arg, size - 1);
+		return -1;
+	}
+	strcpy(tmp, arg);
+	for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+		if (names) {
+			for (i = 0; names[i] && strcmp(tok, names[i]); i++)
+				;
+			if (!names[i]) {
+				p_err("%s: '%s' is not write, uring, threads or pin", what, tok);
+				return -1;
+			}
+		} else if (arg_ulong(what, tok, 1, 1UL << 20, &ul)) {
+			return -1;
+		} else if (ul & (ul - 1)) {
+			p_err("%s: %lu is not a power of two", what, ul);
+			return -1;
+		}
+	}
+	if (!n) {
+		p_err("%s: no item in '%s'", what, arg);
+		return -1;
+	}
+	strcpy(buf, arg);
+	return 0;
+}
+
 int bench_record(int argc, char **argv)
 {
 	char pages[64] = "1,16", drains[64] = "write,uring,threads,pin", *tok, *save = NULL;
 	char dir[] = "/tmp/pevt-bench-record.XXXXXX";
 	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
-	struct rec_row *rows;
-	int nr = 0, i, k, z = 0, rt = 0, restored;
+	struct rec_row *rows = NULL, *r;
+	int nr = 0, cap = 0, i, k, z = 0, rt = 0, list = 0, restored;
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
@@ -773,9 +849,13 @@ int bench_record(int argc, char **argv)
 				return -1;
 			w.reps = ul;
 		} else if (is_prefix(*argv, "pages")) {
-			snprintf(pages, sizeof(pages), "%s", argv[1]);
+			if (list_arg("pages", argv[1], pages, sizeof(pages), NULL))
+				return -1;
 		} else if (is_prefix(*argv, "drains")) {
-			snprintf(drains, sizeof(drains), "%s", argv[1]);
+			if (list_arg("drains", argv[1], drains, sizeof(drains), drain_names))
+				return -1;
+		} else if (is_prefix(*argv, "list") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
+			list = !strcmp(argv[1], "yes");
 		} else if (is_prefix(*argv, "json")) {
 			json = argv[1];
 		} else if (is_prefix(*argv, "z") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
@@ -803,34 +883,26 @@ int bench_record(int argc, char **argv)
 	w.seq = w.kind == W_SYSCALLS;
 	w.max_rate = read_max_rate();
 	wide = w.kind != W_SYSCALLS || w.reps > 1;
-	if (json && !(jf = fopen(json, "w"))) {
+	if (json && !list && !(jf = fopen(json, "w"))) {
 		p_err("cannot create %s: %s", json, strerror(errno));
 		return -1;
 	}
-	rows = calloc(MAX_ROWS, sizeof(*rows));
-	if (!rows || !mkdtemp(dir)) {
-		p_err("%s", rows ? strerror(errno) : "out of memory");
-		free(rows);
+	if (!mkdtemp(dir)) {
+		p_err("%s: %s", dir, strerror(errno));
 		if (jf)
 			fclose(jf);
 		return -1;
 	}
-	if (prepare_workload(&w, dir)) {
-		remove_dir(dir);
-		free(rows);
-		if (jf)
-			fclose(jf);
-		return -1;
-	}
+	if (prepare_workload(&w, dir))
+		goto fail;
 	for (tok = strtok_r(pages, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		static const char *const perf_modes[] = { "", " --aio", " --threads" };
 		char dl[64], *dtok, *dsave = NULL;
 		int m = atoi(tok), first = nr;
 
-		for (k = 0; k < 3 && nr < MAX_ROWS; k++) {
-			struct rec_row *r = &rows[nr++];
-
-			memset(r, 0, sizeof(*r));
+		for (k = 0; k < 3; k++) {
+			if (!(r = new_row(&rows, &nr, &cap)))
+				goto oom;
 			snprintf(r->name, sizeof(r->name), "perf -m %d%s", m, perf_modes[k]);
 			snprintf(r->cmd, sizeof(r->cmd),
 				 "perf record -q %s -m %d%s", w.events, m, perf_modes[k]);
@@ -841,12 +913,11 @@ int bench_record(int argc, char **argv)
 		}
 		snprintf(dl, sizeof(dl), "%s", drains);
 		for (dtok = strtok_r(dl, ",", &dsave); dtok; dtok = strtok_r(NULL, ",", &dsave)) {
-			for (k = 0; k < 2 && nr < MAX_ROWS; k++) {
-				struct rec_row *r = &rows[nr];
-
+			for (k = 0; k < 2; k++) {
 				if (k == 1 && access("/dev/pevt", F_OK))
 					continue;
-				memset(r, 0, sizeof(*r));
+				if (!(r = new_row(&rows, &nr, &cap)))
+					goto oom;
 				snprintf(r->name, sizeof(r->name), "pevt %s %s -m %d",
 					 k ? "pevt" : "stock", dtok, m);
 				/* "pin": --drain=write with --pin-readers */
@@ -858,33 +929,41 @@ int bench_record(int argc, char **argv)
 				r->seq = w.seq;
 				r->ztwin = dtok == dl;
 				r->pages = m;
-				nr++;
 			}
 		}
 		/* -r 1 twins of every row so far at this -m: perf's and pevt's. */
-		for (k = first, i = nr; rt && k < i && nr < MAX_ROWS; k++) {
-			struct rec_row *r = &rows[nr];
-
+		for (k = first, i = nr; rt && k < i; k++) {
+			if (!(r = new_row(&rows, &nr, &cap)))
+				goto oom;
 			*r = rows[k];	/* keeps ztwin: -r 1 -z rows too */
 			r->rt = true;
-			snprintf(r->name, sizeof(r->name), "%s -r1", rows[k].name);
-			snprintf(r->cmd, sizeof(r->cmd), "%s -r 1", rows[k].cmd);
-			nr++;
+			if (row_append(r->name, sizeof(r->name), " -r1") ||
+			    row_append(r->cmd, sizeof(r->cmd), " -r 1"))
+				goto fail;
 		}
 		/* -z twins of perf -m P and of each backend's first drain row. */
-		for (k = first, i = nr; z && k < i && nr < MAX_ROWS; k++) {
-			struct rec_row *b = &rows[k], *r = &rows[nr];
-
-			if (!b->ztwin)
+		for (k = first, i = nr; z && k < i; k++) {
+			if (!rows[k].ztwin)
 				continue;
-			*r = *b;
+			if (!(r = new_row(&rows, &nr, &cap)))
+				goto oom;
+			*r = rows[k];
 			r->z = true;
 			r->ztwin = false;
 			r->base = k;
-			snprintf(r->name, sizeof(r->name), "%s -z", b->name);
-			snprintf(r->cmd, sizeof(r->cmd), "%s -z", b->cmd);
-			nr++;
+			if (row_append(r->name, sizeof(r->name), " -z") ||
+			    row_append(r->cmd, sizeof(r->cmd), " -z"))
+				goto fail;
 		}
+	}
+	if (list) {
+		for (i = 0; i < nr; i++)
+			printf("%s\t%s\n", rows[i].name, rows[i].cmd);
+		remove_dir(dir);
+		free(rows);
+		if (jf)
+			fclose(jf);
+		return 0;
 	}
 	if (wide && w.reps > 1)
 		printf("workload %s: %s; median of %d runs per row\n", workload_names[w.kind],
@@ -1001,4 +1080,13 @@ int bench_record(int argc, char **argv)
 	remove_dir(dir);
 	free(rows);
 	return 0;
+
+oom:
+	p_err("out of memory (%d rows)", nr);
+fail:
+	remove_dir(dir);
+	free(rows);
+	if (jf)
+		fclose(jf);
+	return -1;
 }

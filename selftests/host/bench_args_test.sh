@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `pevt bench record`'s rows and arguments, without running a recorder
+# (`list yes`): every row of pages x drains x backends and their -r 1 and
+# -z twins is there (until 2026-12-04 a fixed 48 dropped the rest without
+# a word), each once; a bad page count or drain is refused with a message
+# naming it, before anything runs.
+# TAP output for scripts/check.sh.
+set -u
+pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
+[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
+pevt=$(realpath "$pevt")
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+[ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/host/tap.sh"
+
+echo "TAP version 13"
+echo "1..6"
+cd "$tmp"
+# Backends: stock, and pevt where /dev/pevt exists (as the bench decides).
+nb=1
+[ -e /dev/pevt ] && nb=2
+
+# 1: 4 page counts x (3 perf + 4 drains x nb + 1 + nb -z twins) x 2 (-r 1)
+want=$((4 * (3 + 4 * nb + 1 + nb) * 2))
+if "$pevt" bench record pages 1,2,4,8 drains write,uring,threads,pin rt yes z yes \
+	json j.json list yes > rows 2> err; then
+	got=$(wc -l < rows)
+	dup=$(cut -f1 rows | sort | uniq -d | head -3 | tr '\n' ' ')
+	rz=$(grep -c -- ' -r 1 -z$' rows)
+	if [ "$got" -eq "$want" ] && [ -z "$dup" ] && [ "$rz" -eq $((4 * (1 + nb))) ] &&
+	   [ "$(grep -c -- '-m 8' rows)" -eq $((want / 4)) ]; then
+		ok "list: $got rows (4 pages x 4 drains x $nb backend(s), -r1 and -z twins)"
+	else
+		sed 's/^/# /' rows err | head -20
+		nok "list: $got rows, want $want; -r 1 -z rows $rz; names twice: '$dup'"
+	fi
+else
+	sed 's/^/# /' err; nok "list: exit $?"
+fi
+
+# 2: list yes runs nothing and writes no JSON
+if [ ! -e j.json ]; then ok "list: no JSON written"; else nok "list: j.json written"; fi
+
+# 3-6: bad arguments, a message naming them, nothing run, exit status 1
+bad() {
+	local d=$1 msg=$2; shift 2
+	if "$pevt" bench record "$@" json b.json > out 2> err; then
+		nok "$d: exit 0"
+	elif ! grep -q -- "$msg" err; then
+		sed 's/^/# /' err; nok "$d: no '$msg' on stderr"
+	elif [ -s out ] || [ -e b.json ]; then
+		sed 's/^/# /' out; nok "$d: ran or wrote JSON"
+	else
+		ok "$d: $(head -1 err)"
+	fi
+}
+bad "pages 3" "pages: 3 is not a power of two" pages 1,3
+bad "pages x" "pages: 'x' is not a number" pages x
+bad "drains foo" "drains: 'foo' is not write, uring, threads or pin" drains write,foo
+bad "pages ," "pages: no item" pages ,
+exit $failed
