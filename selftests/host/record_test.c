@@ -269,7 +269,8 @@ static bool quiet_but_lost(const char *err)
  */
 TEST_F(rec, pin_late_readers_rounds)
 {
-	static const char *const rt[] = { "", "-r 1" };
+	/* -z: the main thread also takes the rings between compressed chunks */
+	static const char *const rt[] = { "", "-z", "-r 1", "-r 1 -z" };
 	long long samples, lost;
 	long rounds, timed;
 	struct out o;
@@ -277,7 +278,7 @@ TEST_F(rec, pin_late_readers_rounds)
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
-	for (i = 0; i < (geteuid() ? 1 : 2); i++) {
+	for (i = 0; i < (geteuid() ? 2 : 4); i++) {
 		run(&o, "PEVT_STAGE_READER_DELAY_US=500000 %s record %s --drain=%s -F 2000 "
 		    "-e cpu-clock -o lr.data -- sh -c 'for j in 1 2; do (i=0; while [ $i -lt "
 		    "600000 ]; do i=$((i+1)); done) & done; wait'", pevt_bin, rt[i], variant->drain);
