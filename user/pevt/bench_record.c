@@ -821,7 +821,7 @@ int bench_record(int argc, char **argv)
 	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
 	struct rec_row *rows = NULL, *r;
-	int nr = 0, cap = 0, i, k, z = 0, rt = 0, list = 0, restored;
+	int nr = 0, cap = 0, i, k, z = 0, rt = 0, list = 0, restored, ret = -1;
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
@@ -894,7 +894,7 @@ int bench_record(int argc, char **argv)
 		return -1;
 	}
 	if (prepare_workload(&w, dir))
-		goto fail;
+		goto out;
 	for (tok = strtok_r(pages, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		static const char *const perf_modes[] = { "", " --aio", " --threads" };
 		char dl[64], *dtok, *dsave = NULL;
@@ -939,7 +939,7 @@ int bench_record(int argc, char **argv)
 			r->rt = true;
 			if (row_append(r->name, sizeof(r->name), " -r1") ||
 			    row_append(r->cmd, sizeof(r->cmd), " -r 1"))
-				goto fail;
+				goto out;
 		}
 		/* -z twins of perf -m P and of each backend's first drain row. */
 		for (k = first, i = nr; z && k < i; k++) {
@@ -953,17 +953,14 @@ int bench_record(int argc, char **argv)
 			r->base = k;
 			if (row_append(r->name, sizeof(r->name), " -z") ||
 			    row_append(r->cmd, sizeof(r->cmd), " -z"))
-				goto fail;
+				goto out;
 		}
 	}
 	if (list) {
 		for (i = 0; i < nr; i++)
 			printf("%s\t%s\n", rows[i].name, rows[i].cmd);
-		remove_dir(dir);
-		free(rows);
-		if (jf)
-			fclose(jf);
-		return 0;
+		ret = 0;
+		goto out;
 	}
 	if (wide && w.reps > 1)
 		printf("workload %s: %s; median of %d runs per row\n", workload_names[w.kind],
@@ -1075,18 +1072,16 @@ int bench_record(int argc, char **argv)
 			fprintf(jf, "]}");
 		}
 		fprintf(jf, "]}\n");
-		fclose(jf);
 	}
-	remove_dir(dir);
-	free(rows);
-	return 0;
-
-oom:
-	p_err("out of memory (%d rows)", nr);
-fail:
+	ret = 0;
+out:
 	remove_dir(dir);
 	free(rows);
 	if (jf)
 		fclose(jf);
-	return -1;
+	return ret;
+
+oom:
+	p_err("out of memory (%d rows)", nr);
+	goto out;
 }
