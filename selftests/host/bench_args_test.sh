@@ -16,7 +16,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
-echo "1..6"
+echo "1..7"
 cd "$tmp"
 # Backends: stock, and pevt where /dev/pevt exists (as the bench decides).
 nb=1
@@ -40,10 +40,26 @@ else
 	sed 's/^/# /' err; nok "list: exit $?"
 fi
 
-# 2: list yes runs nothing and writes no JSON
+# 2: nice yes: a --reader-nice 0 twin of each row with readers (pin,
+# threads) and without -r, per backend and page count: 2 x 2 x nb of them
+if "$pevt" bench record pages 1,2 drains write,threads,pin rt yes nice yes list yes \
+	> nrows 2> err; then
+	n0=$(grep -c -- ' nice0	.* --reader-nice 0$' nrows)
+	bad0=$(grep -- 'nice0' nrows | grep -c -e '-r 1' -e 'write')
+	if [ "$n0" -eq $((2 * 2 * nb)) ] && [ "$bad0" -eq 0 ]; then
+		ok "nice yes: $n0 --reader-nice 0 twins"
+	else
+		sed 's/^/# /' nrows err | head -30
+		nok "nice yes: $n0 --reader-nice 0 twins, want $((2 * 2 * nb)); $bad0 on -r 1 or write rows"
+	fi
+else
+	sed 's/^/# /' err; nok "nice yes: exit $?"
+fi
+
+# 3: list yes runs nothing and writes no JSON
 if [ ! -e j.json ]; then ok "list: no JSON written"; else nok "list: j.json written"; fi
 
-# 3-6: bad arguments, a message naming them, nothing run, exit status 1
+# 4-7: bad arguments, a message naming them, nothing run, exit status 1
 bad() {
 	local d=$1 msg=$2; shift 2
 	if "$pevt" bench record "$@" json b.json > out 2> err; then

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -827,6 +828,110 @@ TEST_F(rec, realtime)
 	out_free(&o);
 }
 
+/*
+ * The nice of the recorder's threads and the workload after a recording
+ * whose workload wrote them to nice.txt: @wl the workload's, @main the
+ * main thread's, the others' counted by whether they are @want.
+ */
+static void read_nices(struct __test_metadata *_metadata, int *wl, int *main_nice,
+		       int want, unsigned int *at_want, unsigned int *other)
+{
+	int pid, tid, n;
+	FILE *f = fopen("nice.txt", "r");
+
+	*at_want = *other = 0;
+	*main_nice = 99;
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(2, fscanf(f, "%d %d", wl, &pid));
+	while (fscanf(f, "%d %d", &tid, &n) == 2) {
+		if (tid == pid)
+			*main_nice = n;
+		else if (n == want)
+			(*at_want)++;
+		else
+			(*other)++;
+	}
+	fclose(f);
+}
+
+/* The workload: its own nice and pid of the recorder, then tid nice per thread. */
+#define NICE_WORKLOAD \
+	"-- sh -c 'sleep 0.3; echo $(awk \"{ print \\$19 }\" /proc/self/stat) $PPID > nice.txt; " \
+	"for t in /proc/$PPID/task/*; do awk \"{ print \\$1, \\$19 }\" $t/stat; done >> nice.txt'"
+
+/*
+ * --reader-nice: the reader threads (--pin-readers', --drain=threads') at
+ * the nice asked, -20 by default where allowed; the main thread and the
+ * workload keep the caller's; an error where it is asked and not allowed.
+ */
+TEST_F(rec, reader_nice)
+{
+	bool readers = strstr(variant->drain, "pin") || !strcmp(variant->drain, "threads");
+	int ours, wl, mn;
+	unsigned int at, other;
+	struct out o;
+
+	errno = 0;
+	ours = getpriority(PRIO_PROCESS, 0);
+	ASSERT_EQ(0, errno);
+	if (!readers) {
+		/* No reader threads: the option is refused, the default changes nothing. */
+		run(&o, "%s record --drain=%s --reader-nice 0 -o e.data -- true", pevt_bin,
+		    variant->drain);
+		EXPECT_EQ(1, o.status);
+		EXPECT_NE(NULL, strstr(o.err, "--reader-nice sets the reader threads' nice: "
+				       "only with --pin-readers or --drain=threads")) TH_LOG("%s", o.err);
+		out_free(&o);
+		record(_metadata, "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD,
+		       pevt_bin, variant->drain);
+		read_nices(_metadata, &wl, &mn, ours, &at, &other);
+		EXPECT_EQ(ours, wl);
+		EXPECT_EQ(ours, mn);
+		EXPECT_EQ(0u, other) TH_LOG("%s: a thread not at nice %d", variant->drain, ours);
+		return;
+	}
+	/* Asked for, 19 (a nice anyone may take): the readers have it. */
+	record(_metadata, "%s record --drain=%s --reader-nice 19 -F 1000 -o n.data " NICE_WORKLOAD,
+	       pevt_bin, variant->drain);
+	read_nices(_metadata, &wl, &mn, 19, &at, &other);
+	EXPECT_EQ(ours, wl) TH_LOG("the workload's nice");
+	EXPECT_EQ(ours, mn) TH_LOG("the main thread's nice");
+	EXPECT_LE(1u, at) TH_LOG("%s: no reader at nice 19", variant->drain);
+	EXPECT_EQ(0u, other) TH_LOG("%s: %u threads not at nice 19", variant->drain, other);
+	run(&o, "perf script -i n.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_TRUE(perf_quiet(o.err));
+	out_free(&o);
+
+	if (geteuid())
+		SKIP(return, "the default -20 and its error case need root (CAP_SYS_NICE) here");
+	/* The default, allowed: -20. */
+	record(_metadata, "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD,
+	       pevt_bin, variant->drain);
+	read_nices(_metadata, &wl, &mn, -20, &at, &other);
+	EXPECT_EQ(ours, wl) TH_LOG("the workload's nice");
+	EXPECT_EQ(ours, mn) TH_LOG("the main thread's nice");
+	EXPECT_LE(1u, at) TH_LOG("%s: no reader at nice -20", variant->drain);
+	EXPECT_EQ(0u, other) TH_LOG("%s: %u threads not at nice -20", variant->drain, other);
+
+	/* Not allowed (no CAP_SYS_NICE, RLIMIT_NICE 0): asked, an error; the default, the caller's. */
+	if (system("command -v setpriv >/dev/null && command -v prlimit >/dev/null"))
+		SKIP(return, "no setpriv/prlimit (util-linux) for the error case");
+	run(&o, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 -- "
+	    "%s record --drain=%s --reader-nice -5 -o e.data -- true", pevt_bin, variant->drain);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--reader-nice -5: cannot set the readers' nice: "
+			       "Permission denied")) TH_LOG("%s", o.err);
+	out_free(&o);
+	record(_metadata, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 -- "
+	       "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD, pevt_bin, variant->drain);
+	read_nices(_metadata, &wl, &mn, ours, &at, &other);
+	EXPECT_EQ(ours, mn);
+	EXPECT_LE(1u, at);
+	EXPECT_EQ(0u, other) TH_LOG("%s: a thread not at nice %d without the right", variant->drain,
+				   ours);
+}
+
 TEST_F(rec, bad_options)
 {
 	struct out o;
@@ -854,6 +959,11 @@ TEST_F(rec, bad_options)
 	run(&o, "%s record -r 0 -o x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);
 	EXPECT_NE(NULL, strstr(o.err, "-r needs a SCHED_FIFO priority 1..99, not '0'"))
+		TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "%s record --pin-readers --reader-nice -21 -o x.data -- true", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--reader-nice needs a nice value -20..19, not '-21'"))
 		TH_LOG("%s", o.err);
 	out_free(&o);
 	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);

@@ -49,6 +49,7 @@ struct rec_row {
 	bool z;				/* -z: the row's compressed twin */
 	bool ztwin;			/* gets a -z twin (with z yes) */
 	bool rt;			/* -r 1 (with rt yes) */
+	bool readers;			/* pevt with reader threads (pin, threads) */
 	int base;			/* -z rows: the same recorder without -z */
 	int pages;
 	/* results: the medians of the runs (status: the first failed run's) */
@@ -724,7 +725,7 @@ static int do_bench_record_help(void)
 	fprintf(stderr,
 		"Usage: %s bench record [workload W] [calls N] [freq HZ] [reps R]\n"
 		"                         [pages P[,P...]] [drains D[,D...]] [z yes|no]\n"
-		"                         [rt yes|no] [json FILE] [list yes|no]\n"
+		"                         [rt yes|no] [nice yes|no] [json FILE] [list yes|no]\n"
 		"\n"
 		"Workload W (default syscalls), recorded by Debian perf (-m P, --aio,\n"
 		"--threads) and by pevt record (--backend stock, and pevt when /dev/pevt\n"
@@ -747,6 +748,9 @@ static int do_bench_record_help(void)
 		"get -z twins too.\n"
 		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
+		"With nice yes, a --reader-nice 0 twin (name: ... nice0) of every pevt\n"
+		"row with reader threads (pin, threads) and without -r: its readers at\n"
+		"the caller's nice, not pevt record's default -20.\n"
 		"With list yes, each row's name and command, one per line, and nothing\n"
 		"run.\n"
 		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);
@@ -821,7 +825,7 @@ int bench_record(int argc, char **argv)
 	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
 	struct rec_row *rows = NULL, *r;
-	int nr = 0, cap = 0, i, k, z = 0, rt = 0, list = 0, restored, ret = -1;
+	int nr = 0, cap = 0, i, k, z = 0, rt = 0, nice = 0, list = 0, restored, ret = -1;
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
@@ -862,6 +866,8 @@ int bench_record(int argc, char **argv)
 			z = !strcmp(argv[1], "yes");
 		} else if (is_prefix(*argv, "rt") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
 			rt = !strcmp(argv[1], "yes");
+		} else if (is_prefix(*argv, "nice") && (!strcmp(argv[1], "yes") || !strcmp(argv[1], "no"))) {
+			nice = !strcmp(argv[1], "yes");
 		} else {
 			return do_bench_record_help(), -1;
 		}
@@ -928,6 +934,7 @@ int bench_record(int argc, char **argv)
 					 strcmp(dtok, "pin") ? dtok : "", w.events, m);
 				r->seq = w.seq;
 				r->ztwin = dtok == dl;
+				r->readers = !strcmp(dtok, "pin") || !strcmp(dtok, "threads");
 				r->pages = m;
 			}
 		}
@@ -939,6 +946,18 @@ int bench_record(int argc, char **argv)
 			r->rt = true;
 			if (row_append(r->name, sizeof(r->name), " -r1") ||
 			    row_append(r->cmd, sizeof(r->cmd), " -r 1"))
+				goto out;
+		}
+		/* --reader-nice 0 twins of the pevt rows with readers, without -r. */
+		for (k = first, i = nr; nice && k < i; k++) {
+			if (!rows[k].readers || rows[k].rt)
+				continue;
+			if (!(r = new_row(&rows, &nr, &cap)))
+				goto oom;
+			*r = rows[k];
+			r->ztwin = false;
+			if (row_append(r->name, sizeof(r->name), " nice0") ||
+			    row_append(r->cmd, sizeof(r->cmd), " --reader-nice 0"))
 				goto out;
 		}
 		/* -z twins of perf -m P and of each backend's first drain row. */

@@ -110,6 +110,8 @@ struct record_opts {
 	enum drain_kind drain;		/* --drain */
 	bool pin_readers;		/* --pin-readers */
 	int rt_prio;			/* -r: SCHED_FIFO priority, 0: none */
+	int reader_nice;		/* --reader-nice: the reader threads' nice */
+	bool reader_nice_set;		/* given: an error if it cannot be had */
 	char **argv;			/* workload */
 	int argc;
 };
@@ -792,13 +794,62 @@ static int zstd_warm_up(struct record *r)
 }
 
 /*
+ * --reader-nice: the reader threads (--pin-readers', --drain=threads')
+ * get their nice from the thread that creates them, so the main thread
+ * takes the readers' nice for their pthread_create() and gives it back
+ * right after (raising a nice value is always allowed); the workload,
+ * forked later, and the compressing thread keep the main thread's.
+ * Without the option, -20 where the process may (root, CAP_SYS_NICE,
+ * RLIMIT_NICE), else the readers keep the caller's nice.  Why -20:
+ * a woken reader then runs before the workload that fills its ring
+ * (record.md, "Readers at nice -20").
+ * Return: 0 (*@old: the nice to give back, or INT_MIN: nothing to give
+ * back), or -errno after the error.
+ */
+static int readers_nice_begin(struct record *r, int *old)
+{
+	int want = r->o->reader_nice_set ? r->o->reader_nice : -20;
+
+	*old = INT_MIN;
+	errno = 0;
+	*old = getpriority(PRIO_PROCESS, 0);	/* this thread's, on Linux */
+	if (errno) {
+		*old = INT_MIN;
+		p_err("--reader-nice: cannot read this thread's nice: %s", strerror(errno));
+		return -errno;
+	}
+	if (want == *old) {
+		*old = INT_MIN;
+		return 0;
+	}
+	if (!setpriority(PRIO_PROCESS, 0, want))
+		return 0;
+	*old = INT_MIN;
+	if (!r->o->reader_nice_set)
+		return 0;	/* the default, not allowed here: keep the caller's */
+	p_err("--reader-nice %d: cannot set the readers' nice: %s", want, strerror(errno));
+	return -errno;
+}
+
+/* Keeps errno: the caller's error is read after it. */
+static void readers_nice_end(int old)
+{
+	int e = errno;
+
+	if (old != INT_MIN && setpriority(PRIO_PROCESS, 0, old))
+		p_info("--reader-nice: cannot give the main thread back its nice %d: %s",
+		       old, strerror(errno));
+	errno = e;
+}
+
+/*
  * --pin-readers (record_stage.c): the readers start before the workload,
  * so that its first records (exec, the loader's syscalls) find a reader
  * up.  With -r they are SCHED_FIFO from their first instruction.
  */
 static int start_readers(struct record *r)
 {
-	int i, err;
+	int i, err, old;
 
 	r->stages = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*r->stages));
 	if (!r->stages)
@@ -808,8 +859,12 @@ static int start_readers(struct record *r)
 		r->stages[i].cpu = r->bufs[i].cpu;
 		r->stages[i].poll_fd = pevt_evsel__fd(r->bufs[i].owner);
 	}
+	err = readers_nice_begin(r, &old);
+	if (err)
+		return err;
 	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, r->o->rt_prio,
 			       r->o->mmap_flush, !r->o->rt_prio);
+	readers_nice_end(old);
 	if (err == -EPERM && r->o->rt_prio)
 		p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
 	else if (err)
@@ -1153,7 +1208,7 @@ static int setup_drain(struct record *r)
 	enum drain_kind kind = r->o->drain;
 	struct pevt_mmap **maps = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*maps));
 	const char *why = NULL;
-	int i;
+	int i, old = INT_MIN;
 
 	if (!maps)
 		return -ENOMEM;
@@ -1169,7 +1224,13 @@ static int setup_drain(struct record *r)
 			       drain_kind__name(kind), why);
 		kind = DRAIN_WRITE;
 	}
+	/* --drain=threads: a thread per buffer, created here, at the readers' nice */
+	if (kind == DRAIN_THREADS && readers_nice_begin(r, &old)) {
+		free(maps);
+		return -EPERM;
+	}
 	r->drain = drain__new(kind, r->w, r->out_fd, maps, r->nr_bufs);
+	readers_nice_end(old);
 	if (!r->drain && kind == DRAIN_URING && errno == EOPNOTSUPP) {
 		if (!r->o->quiet)
 			p_info("--drain=uring: no io_uring in this kernel, using --drain=write");
@@ -2473,6 +2534,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "drain",		required_argument,	NULL, 'D' },
 		{ "pin-readers",	no_argument,		NULL, 'P' },
 		{ "realtime",		required_argument,	NULL, 'r' },
+		{ "reader-nice",	required_argument,	NULL, 'n' },
 		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "overwrite",		no_argument,		NULL, 'O' },
 		{ "switch-output",	optional_argument,	NULL, 'S' },
@@ -2570,6 +2632,20 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			o->rt_prio = v;
 			break;
+		case 'n': {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < -20 || n > 19) {
+				p_err("--reader-nice needs a nice value -20..19, not '%s'", optarg);
+				return -EINVAL;
+			}
+			o->reader_nice = n;
+			o->reader_nice_set = true;
+			break;
+		}
 		case 'i':
 			o->no_inherit = true;
 			break;
@@ -2677,6 +2753,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			p_err("--switch-max-files keeps the newest files: not with pipe mode (-o -)");
 			return -EINVAL;
 		}
+	}
+	if (o->reader_nice_set && !o->pin_readers && o->drain != DRAIN_THREADS) {
+		p_err("--reader-nice sets the reader threads' nice: "
+		      "only with --pin-readers or --drain=threads");
+		return -EINVAL;
 	}
 	if (o->pin_readers && (o->overwrite || o->drain != DRAIN_WRITE)) {
 		p_err("--pin-readers copies buffers out as they fill: not with --overwrite, "
