@@ -303,6 +303,64 @@ TEST_F(rec, pin_late_readers_rounds)
  * (a tail stored before the bytes were on file lets the kernel overwrite
  * them: garbage records), no warning, and the round guarantee holds.
  */
+/*
+ * A reader that sleeps 500 ms whenever it is woken (the last CPU's:
+ * PEVT_STAGE_READER_DELAY_US), the workload on that CPU, 1-page rings:
+ * - readers alone on their rings (-r 1, or at nice -20, the default as
+ *   root) leave that ring full for the kernel to drop into: thousands
+ *   lost, none of them in a LOST record (the ring stays full to the end),
+ *   all in the kernel's count (helping, the main thread does not take it
+ *   either: the reader's poll() takes the buffer's wakeup);
+ * - the summary's "lost" is that count (it said 0 until 2026-12-04, the
+ *   file's LOST_SAMPLES holding 20000), equal to perf's Total Lost Samples;
+ * - the line on the readers says which mode ran.
+ */
+TEST_F(rec, late_reader_lost)
+{
+	static const struct {
+		const char *args, *line;
+		bool alone;
+	} c[] = {
+		{ "--reader-nice 0", "[ pevt record: readers at nice 0, the main thread takes their rings too ]", false },
+		{ "", "[ pevt record: readers at nice -20, alone on their rings ]", true },
+		{ "-r 1", "[ pevt record: readers SCHED_FIFO 1, alone on their rings ]", true },
+	};
+	long long samples, lost, total;
+	struct out o;
+	unsigned int i;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
+		SKIP(return, "no tracefs with raw_syscalls");
+	for (i = 0; i < (geteuid() ? 1 : 3); i++) {
+		run(&o, "PEVT_STAGE_READER_DELAY_US=500000 %s record %s --drain=%s "
+		    "-e raw_syscalls:sys_enter -c 1 -m 1 -o ll.data -- taskset -c %ld "
+		    "%s bench record-loop 20000 /dev/null", pevt_bin, c[i].args, variant->drain,
+		    sysconf(_SC_NPROCESSORS_ONLN) - 1, pevt_bin);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		EXPECT_NE(NULL, strstr(o.err, c[i].line)) TH_LOG("'%s': %s", c[i].args, o.err);
+		samples = rec_summary(o.err, &lost);
+		out_free(&o);
+		ASSERT_LE(0, samples);
+		run(&o, "perf script -i ll.data 2>/dev/null");
+		EXPECT_EQ(samples, count_lines(o.out));
+		out_free(&o);
+		run(&o, "perf report --stdio --sort cpu -g none -i ll.data 2>/dev/null |"
+		    " sed -n 's/^# Total Lost Samples: //p' | head -1");
+		total = atoll(o.out);
+		out_free(&o);
+		TH_LOG("'%s': %lld samples, %lld lost; perf report: %lld lost", c[i].args, samples,
+		       lost, total);
+		EXPECT_EQ(total, lost) TH_LOG("'%s': the summary's lost is not the kernel's count",
+					     c[i].args);
+		if (c[i].alone)
+			EXPECT_LT(10000, total) TH_LOG("'%s': the late reader's ring was taken",
+						       c[i].args);
+	}
+}
+
 TEST_F(rec, small_buffers)
 {
 	long long samples, lost;

@@ -625,7 +625,7 @@ TEST_F_TIMEOUT(sw, lost, 180)
 		k = mark_seqs(f, seen);
 		ASSERT_LE(0, k) TH_LOG("%s", f);
 		kept += k;
-		TH_LOG("%s: %lld lost (LOST records), %lld (LOST_SAMPLES), %lld of the loop's kept",
+		TH_LOG("%s: %lld lost (its Dump line), %lld (LOST_SAMPLES), %lld of the loop's kept",
 		       f, dl, kl, k);
 		files++;
 		dump_lossy += dl > 0;

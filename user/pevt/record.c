@@ -216,6 +216,7 @@ struct record {
 	struct rec_buf *bufs;
 	int nr_bufs;
 	struct stage *stages;		/* --pin-readers: [as bufs] */
+	int readers_nice;		/* --pin-readers: the readers' nice */
 	struct stage_set stage_set;
 	struct pevt_data_writer *w;
 	struct drain *drain;
@@ -232,6 +233,7 @@ struct record {
 	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
 
 	uint64_t samples, lost, first_time, last_time;
+	uint64_t kernel_lost;		/* in the LOST_SAMPLES written, all files */
 	bool kernel_hit;
 	struct rec_task *tasks;
 	int nr_tasks;
@@ -259,7 +261,7 @@ struct record {
 	bool switch_due;		/* SIGUSR2 came */
 	uint64_t next_switch;		/* TIME: now_ns() of the next switch */
 	uint64_t next_sig_check;	/* busy passes: when to look at the signals */
-	uint64_t file_samples, file_lost;	/* r->samples, r->lost when the file began */
+	uint64_t file_samples, file_lost;	/* r->samples, lost_now() when the file began */
 	uint64_t bytes_done;		/* the files already dumped */
 	int nr_files;
 	/* --switch-output-event: a stock event, one per CPU (or -p/-t thread) */
@@ -846,10 +848,22 @@ static void readers_nice_end(int old)
  * --pin-readers (record_stage.c): the readers start before the workload,
  * so that its first records (exec, the loader's syscalls) find a reader
  * up.  With -r they are SCHED_FIFO from their first instruction.
+ *
+ * The main thread helps (takes the rings too) only where the readers
+ * have no more right to the CPU than the workload: neither -r nor a nice
+ * below the caller's.  A SCHED_OTHER reader at the workload's nice can
+ * wait behind its CPU's producer (on 6.12 the readers alone lost 50-73%
+ * at -m 1, 6-13% with the help); a reader at nice -20 or SCHED_FIFO runs
+ * as soon as it is woken, and then the help only gets in its way: while
+ * the main thread holds a ring the reader waits, and under
+ * single-threaded TCG the main thread's vCPU may not even be running
+ * (6.1, nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
+ * "Readers at nice -20").
  */
 static int start_readers(struct record *r)
 {
-	int i, err, old;
+	int i, err, old, now;
+	bool raised;
 
 	r->stages = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*r->stages));
 	if (!r->stages)
@@ -862,8 +876,12 @@ static int start_readers(struct record *r)
 	err = readers_nice_begin(r, &old);
 	if (err)
 		return err;
+	errno = 0;
+	now = getpriority(PRIO_PROCESS, 0);	/* the readers' nice */
+	raised = old != INT_MIN && !errno && now < old;
+	r->readers_nice = errno ? 0 : now;
 	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, r->o->rt_prio,
-			       r->o->mmap_flush, !r->o->rt_prio);
+			       r->o->mmap_flush, !r->o->rt_prio && !raised);
 	readers_nice_end(old);
 	if (err == -EPERM && r->o->rt_prio)
 		p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
@@ -1075,12 +1093,11 @@ static int write_staged(void *ctx, const unsigned char *out, size_t len)
 /*
  * --pin-readers: the main thread's part of drain(): write what the
  * reader staged, all of it in a pass that ends a round (@all, the rings
- * taken by the pass).  Without -r the pass takes each ring too (a
- * SCHED_OTHER reader can wait behind its CPU's producer: on 6.12 the
- * readers alone lost 50-73% at -m 1, 6-13% with the main thread's help)
- * and writes from --mmap-flush on; with -r the reader runs as soon as it
- * is woken, and the main thread keeps off its ring and writes once there
- * is enough for a write worth waking up for.
+ * taken by the pass).  Helping (readers at the workload's priority,
+ * start_readers()) the pass takes each ring too and writes from
+ * --mmap-flush on; else (-r, or readers at a lower nice) the reader runs
+ * as soon as it is woken, and the main thread keeps off its ring and
+ * writes once there is enough for a write worth waking up for.
  */
 static int64_t drain_staged(struct record *r, int idx, bool all)
 {
@@ -1279,6 +1296,19 @@ static void setup_index(struct record *r)
 /* ---- synthesized state ------------------------------------------------- */
 
 /*
+ * Samples lost so far: the LOST records' sum, or the kernel's count
+ * (LOST_SAMPLES) where larger.  The kernel counts every sample it drops,
+ * but a LOST record comes only with the next record that fits: a ring
+ * that stays full to the end (a reader that never came) has none, and
+ * until 2026-12-04 the summary said "0 lost" for 20000 samples dropped
+ * that way, while the file's LOST_SAMPLES had them.
+ */
+static uint64_t lost_now(const struct record *r)
+{
+	return r->kernel_lost > r->lost ? r->kernel_lost : r->lost;
+}
+
+/*
  * perf record's record__read_lost_samples() (6.1): after the last pass,
  * the kernel's count of samples each (event, cpu, thread) dropped on a
  * full buffer (read_format LOST), as one PERF_RECORD_LOST_SAMPLES each
@@ -1319,6 +1349,7 @@ static int write_lost_samples(struct record *r)
 			    c.lost <= e->lost_written[k])
 				continue;
 			rec.lost = c.lost - e->lost_written[k];
+			r->kernel_lost += rec.lost;
 			/* trailer: TID, TIME, (CPU), (IDENTIFIER): the id last */
 			if ((r->sample_type & PERF_SAMPLE_IDENTIFIER) &&
 			    !pevt_evsel__id(e->evsels[k], &id))
@@ -2188,13 +2219,20 @@ static void record_progress(struct record *r, bool final)
 			(double)r->raw_bytes / r->comp_bytes);
 	if (strcmp(drain__describe(r->drain), "write"))
 		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
+	if (r->stages && r->o->rt_prio)
+		fprintf(stderr, "[ pevt record: readers SCHED_FIFO %d, alone on their rings ]\n",
+			r->o->rt_prio);
+	else if (r->stages)
+		fprintf(stderr, "[ pevt record: readers at nice %d, %s ]\n", r->readers_nice,
+			r->stage_set.help ? "the main thread takes their rings too" :
+					    "alone on their rings");
 	if (!r->o->sw.on) {
 		fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
-			" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, r->lost);
+			" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, lost_now(r));
 		return;
 	}
 	fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s.<timestamp> (%" PRIu64
-		" samples, %" PRIu64 " lost) in %d file%s ]\n", mb, r->path, r->samples, r->lost,
+		" samples, %" PRIu64 " lost) in %d file%s ]\n", mb, r->path, r->samples, lost_now(r),
 		r->nr_files, r->nr_files == 1 ? "" : "s");
 }
 
@@ -2915,13 +2953,13 @@ static int switch_output(struct record *r, bool at_exit)
 		if (isatty(STDERR_FILENO))
 			fprintf(stderr, "\r\033[K");
 		fprintf(stderr, "[ pevt record: Dump %s (%" PRIu64 " samples, %" PRIu64 " lost) ]\n",
-			name, r->samples - r->file_samples, r->lost - r->file_lost);
+			name, r->samples - r->file_samples, lost_now(r) - r->file_lost);
 	}
 	switch_files__dumped(&r->files, name);
 	r->nr_files++;
 	r->bytes_done += pevt_data_writer__bytes(r->w);
 	r->file_samples = r->samples;
-	r->file_lost = r->lost;
+	r->file_lost = lost_now(r);
 	if (r->o->sw.secs)
 		r->next_switch = now_ns() + r->o->sw.secs * 1000000000ull;	/* re-armed */
 	if (at_exit)
