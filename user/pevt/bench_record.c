@@ -96,6 +96,27 @@ static struct rec_row *new_row(struct rec_row **rows, int *nr, int *cap)
 	return r;
 }
 
+/*
+ * A twin of row @k at the end of *@rows: its copy, @sfx appended to the
+ * name and @arg to the command.  NULL after the error (out of memory, or
+ * a name or command too long: row_append() says which).
+ */
+static struct rec_row *twin_row(struct rec_row **rows, int *nr, int *cap, int k,
+				const char *sfx, const char *arg)
+{
+	struct rec_row *r = new_row(rows, nr, cap);
+
+	if (!r) {
+		p_err("out of memory (%d rows)", *nr);
+		return NULL;
+	}
+	*r = (*rows)[k];
+	if (row_append(r->name, sizeof(r->name), sfx) ||
+	    row_append(r->cmd, sizeof(r->cmd), arg))
+		return NULL;
+	return r;
+}
+
 enum workload_kind { W_SYSCALLS, W_CPU_CLOCK, W_BUILD };
 
 static const char *const workload_names[] = { "syscalls", "cpu-clock", "build" };
@@ -940,39 +961,27 @@ int bench_record(int argc, char **argv)
 		}
 		/* -r 1 twins of every row so far at this -m: perf's and pevt's. */
 		for (k = first, i = nr; rt && k < i; k++) {
-			if (!(r = new_row(&rows, &nr, &cap)))
-				goto oom;
-			*r = rows[k];	/* keeps ztwin: -r 1 -z rows too */
-			r->rt = true;
-			if (row_append(r->name, sizeof(r->name), " -r1") ||
-			    row_append(r->cmd, sizeof(r->cmd), " -r 1"))
+			if (!(r = twin_row(&rows, &nr, &cap, k, " -r1", " -r 1")))
 				goto out;
+			r->rt = true;	/* keeps ztwin: -r 1 -z rows too */
 		}
 		/* --reader-nice 0 twins of the pevt rows with readers, without -r. */
 		for (k = first, i = nr; nice && k < i; k++) {
 			if (!rows[k].readers || rows[k].rt)
 				continue;
-			if (!(r = new_row(&rows, &nr, &cap)))
-				goto oom;
-			*r = rows[k];
-			r->ztwin = false;
-			if (row_append(r->name, sizeof(r->name), " nice0") ||
-			    row_append(r->cmd, sizeof(r->cmd), " --reader-nice 0"))
+			if (!(r = twin_row(&rows, &nr, &cap, k, " nice0", " --reader-nice 0")))
 				goto out;
+			r->ztwin = false;
 		}
 		/* -z twins of perf -m P and of each backend's first drain row. */
 		for (k = first, i = nr; z && k < i; k++) {
 			if (!rows[k].ztwin)
 				continue;
-			if (!(r = new_row(&rows, &nr, &cap)))
-				goto oom;
-			*r = rows[k];
+			if (!(r = twin_row(&rows, &nr, &cap, k, " -z", " -z")))
+				goto out;
 			r->z = true;
 			r->ztwin = false;
 			r->base = k;
-			if (row_append(r->name, sizeof(r->name), " -z") ||
-			    row_append(r->cmd, sizeof(r->cmd), " -z"))
-				goto out;
 		}
 	}
 	if (list) {
