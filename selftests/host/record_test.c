@@ -297,13 +297,6 @@ TEST_F(rec, pin_late_readers_rounds)
 }
 
 /*
- * Back-pressure: 100000 system calls at period 1 into 1-page buffers, so
- * the kernel fills each buffer many times while its earlier bytes are
- * being written.  What perf reads back must be exactly what pevt counted
- * (a tail stored before the bytes were on file lets the kernel overwrite
- * them: garbage records), no warning, and the round guarantee holds.
- */
-/*
  * A reader that sleeps 500 ms whenever it is woken (the last CPU's:
  * PEVT_STAGE_READER_DELAY_US), the workload on that CPU, 1-page rings:
  * - readers alone on their rings (-r 1, or at nice -20, the default as
@@ -361,6 +354,13 @@ TEST_F(rec, late_reader_lost)
 	}
 }
 
+/*
+ * Back-pressure: 100000 system calls at period 1 into 1-page buffers, so
+ * the kernel fills each buffer many times while its earlier bytes are
+ * being written.  What perf reads back must be exactly what pevt counted
+ * (a tail stored before the bytes were on file lets the kernel overwrite
+ * them: garbage records), no warning, and the round guarantee holds.
+ */
 TEST_F(rec, small_buffers)
 {
 	long long samples, lost;

@@ -806,31 +806,33 @@ static int zstd_warm_up(struct record *r)
  * a woken reader then runs before the workload that fills its ring
  * (record.md, "Readers at nice -20").
  * Return: 0 (*@old: the nice to give back, or INT_MIN: nothing to give
- * back), or -errno after the error.
+ * back; *@now: the readers' nice), or -errno after the error.
  */
-static int readers_nice_begin(struct record *r, int *old)
+static int readers_nice_begin(struct record *r, int *old, int *now)
 {
-	int want = r->o->reader_nice_set ? r->o->reader_nice : -20;
+	int want = r->o->reader_nice_set ? r->o->reader_nice : -20, cur, err;
 
 	*old = INT_MIN;
 	errno = 0;
-	*old = getpriority(PRIO_PROCESS, 0);	/* this thread's, on Linux */
+	cur = getpriority(PRIO_PROCESS, 0);	/* this thread's, on Linux */
 	if (errno) {
-		*old = INT_MIN;
-		p_err("--reader-nice: cannot read this thread's nice: %s", strerror(errno));
-		return -errno;
+		err = errno;
+		p_err("--reader-nice: cannot read this thread's nice: %s", strerror(err));
+		return -err;
 	}
-	if (want == *old) {
-		*old = INT_MIN;
+	*now = cur;
+	if (want == cur)
+		return 0;
+	if (!setpriority(PRIO_PROCESS, 0, want)) {
+		*old = cur;
+		*now = want;
 		return 0;
 	}
-	if (!setpriority(PRIO_PROCESS, 0, want))
-		return 0;
-	*old = INT_MIN;
 	if (!r->o->reader_nice_set)
 		return 0;	/* the default, not allowed here: keep the caller's */
-	p_err("--reader-nice %d: cannot set the readers' nice: %s", want, strerror(errno));
-	return -errno;
+	err = errno;
+	p_err("--reader-nice %d: cannot set the readers' nice: %s", want, strerror(err));
+	return -err;
 }
 
 /* Keeps errno: the caller's error is read after it. */
@@ -862,7 +864,7 @@ static void readers_nice_end(int old)
  */
 static int start_readers(struct record *r)
 {
-	int i, err, old, now;
+	int i, err, old;
 	bool raised;
 
 	r->stages = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*r->stages));
@@ -873,13 +875,10 @@ static int start_readers(struct record *r)
 		r->stages[i].cpu = r->bufs[i].cpu;
 		r->stages[i].poll_fd = pevt_evsel__fd(r->bufs[i].owner);
 	}
-	err = readers_nice_begin(r, &old);
+	err = readers_nice_begin(r, &old, &r->readers_nice);
 	if (err)
 		return err;
-	errno = 0;
-	now = getpriority(PRIO_PROCESS, 0);	/* the readers' nice */
-	raised = old != INT_MIN && !errno && now < old;
-	r->readers_nice = errno ? 0 : now;
+	raised = old != INT_MIN && r->readers_nice < old;
 	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, r->o->rt_prio,
 			       r->o->mmap_flush, !r->o->rt_prio && !raised);
 	readers_nice_end(old);
@@ -1225,7 +1224,7 @@ static int setup_drain(struct record *r)
 	enum drain_kind kind = r->o->drain;
 	struct pevt_mmap **maps = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*maps));
 	const char *why = NULL;
-	int i, old = INT_MIN;
+	int i, err, now, old = INT_MIN;
 
 	if (!maps)
 		return -ENOMEM;
@@ -1242,9 +1241,9 @@ static int setup_drain(struct record *r)
 		kind = DRAIN_WRITE;
 	}
 	/* --drain=threads: a thread per buffer, created here, at the readers' nice */
-	if (kind == DRAIN_THREADS && readers_nice_begin(r, &old)) {
+	if (kind == DRAIN_THREADS && (err = readers_nice_begin(r, &old, &now))) {
 		free(maps);
-		return -EPERM;
+		return err;
 	}
 	r->drain = drain__new(kind, r->w, r->out_fd, maps, r->nr_bufs);
 	readers_nice_end(old);
