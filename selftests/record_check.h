@@ -16,6 +16,17 @@
 #include "run_cmd.h"
 
 /*
+ * In a kselftest harness test, whose rest cannot run here: skipped with
+ * the reason given, unless an EXPECT before it failed.  SKIP() alone
+ * marks the test passed, which would report that failure as a skip.
+ */
+#define SKIP_REST(...) do {						\
+	if (!_metadata->passed)						\
+		return;							\
+	SKIP(return, __VA_ARGS__);					\
+} while (0)
+
+/*
  * The drains of record_drain.h, a variant of fixture @f each, its
  * variant->drain what follows --drain= on pevt record's command line
  * (pin: --drain=write with --pin-readers).  Expanded where the test has

@@ -299,8 +299,8 @@ TEST_F(rec, pin_late_readers_rounds)
 /*
  * A reader that sleeps 500 ms whenever it is woken (the last CPU's:
  * PEVT_STAGE_READER_DELAY_US), the workload on that CPU, 1-page rings:
- * - readers alone on their rings (-r 1, or at nice -20, the default as
- *   root) leave that ring full for the kernel to drop into: thousands
+ * - readers alone on their rings (-r 1, at nice -20, or SCHED_FIFO 1, the
+ *   default as root) leave that ring full for the kernel to drop into: thousands
  *   lost, none of them in a LOST record (the ring stays full to the end),
  *   all in the kernel's count (helping, the main thread does not take it
  *   either: the reader's poll() takes the buffer's wakeup);
@@ -315,7 +315,8 @@ TEST_F(rec, late_reader_lost)
 		bool alone;
 	} c[] = {
 		{ "--reader-nice 0", "[ pevt record: readers at nice 0, the main thread takes their rings too ]", false },
-		{ "", "[ pevt record: readers at nice -20, alone on their rings ]", true },
+		{ "--reader-nice -20", "[ pevt record: readers at nice -20, alone on their rings ]", true },
+		{ "", "[ pevt record: readers SCHED_FIFO 1, alone on their rings ]", true },
 		{ "-r 1", "[ pevt record: readers SCHED_FIFO 1, alone on their rings ]", true },
 	};
 	long long samples, lost, total;
@@ -327,7 +328,7 @@ TEST_F(rec, late_reader_lost)
 	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
 		SKIP(return, "no tracefs with raw_syscalls");
-	for (i = 0; i < (geteuid() ? 1 : 3); i++) {
+	for (i = 0; i < (geteuid() ? 1 : 4); i++) {
 		run(&o, "PEVT_STAGE_READER_DELAY_US=500000 %s record %s --drain=%s "
 		    "-e raw_syscalls:sys_enter -c 1 -m 1 -o ll.data -- taskset -c %ld "
 		    "%s bench record-loop 20000 /dev/null", pevt_bin, c[i].args, variant->drain,
@@ -877,7 +878,7 @@ TEST_F(rec, realtime)
 
 	/* No right to SCHED_FIFO: root without CAP_SYS_NICE, RLIMIT_RTPRIO 0. */
 	if (system("command -v setpriv >/dev/null && command -v prlimit >/dev/null"))
-		SKIP(return, "no setpriv/prlimit (util-linux) for the error case");
+		SKIP_REST("no setpriv/prlimit (util-linux) for the error case");
 	run(&o, "setpriv --bounding-set -sys_nice -- prlimit --rtprio=0 -- "
 	    "%s record -r 1 --drain=%s -o e.data -- sleep 0.2", pevt_bin, variant->drain);
 	EXPECT_EQ(1, o.status);
@@ -887,24 +888,30 @@ TEST_F(rec, realtime)
 }
 
 /*
- * The nice of the recorder's threads and the workload after a recording
- * whose workload wrote them to nice.txt: @wl the workload's, @main the
- * main thread's, the others' counted by whether they are @want.
+ * The nice and policy of the recorder's threads and the workload after a
+ * recording whose workload wrote them to nice.txt: @wl the workload's
+ * nice (its policy must be SCHED_OTHER), @main_nice the main thread's
+ * (-1: not SCHED_OTHER); of the other threads, those at SCHED_FIFO 1 are
+ * counted in @fifo1, the SCHED_OTHER ones by whether they are at nice
+ * @want, anything else in @other.
  */
 static void read_nices(struct __test_metadata *_metadata, int *wl, int *main_nice,
-		       int want, unsigned int *at_want, unsigned int *other)
+		       int want, unsigned int *at_want, unsigned int *fifo1, unsigned int *other)
 {
-	int pid, tid, n;
+	int pid, tid, n, pol, prio;
 	FILE *f = fopen("nice.txt", "r");
 
-	*at_want = *other = 0;
+	*at_want = *fifo1 = *other = 0;
 	*main_nice = 99;
 	ASSERT_NE(NULL, f);
-	ASSERT_EQ(2, fscanf(f, "%d %d", wl, &pid));
-	while (fscanf(f, "%d %d", &tid, &n) == 2) {
+	ASSERT_EQ(3, fscanf(f, "%d %d %d", wl, &pol, &pid));
+	EXPECT_EQ(SCHED_OTHER, pol) TH_LOG("the workload's policy");
+	while (fscanf(f, "%d %d %d %d", &tid, &n, &pol, &prio) == 4) {
 		if (tid == pid)
-			*main_nice = n;
-		else if (n == want)
+			*main_nice = pol == SCHED_OTHER ? n : -1;
+		else if (pol == SCHED_FIFO && prio == 1)
+			(*fifo1)++;
+		else if (pol == SCHED_OTHER && n == want)
 			(*at_want)++;
 		else
 			(*other)++;
@@ -912,21 +919,25 @@ static void read_nices(struct __test_metadata *_metadata, int *wl, int *main_nic
 	fclose(f);
 }
 
-/* The workload: its own nice and pid of the recorder, then tid nice per thread. */
+/* The workload: its nice, policy and the recorder's pid, then tid nice policy prio per thread. */
 #define NICE_WORKLOAD \
-	"-- sh -c 'sleep 0.3; echo $(awk \"{ print \\$19 }\" /proc/self/stat) $PPID > nice.txt; " \
-	"for t in /proc/$PPID/task/*; do awk \"{ print \\$1, \\$19 }\" $t/stat; done >> nice.txt'"
+	"-- sh -c 'sleep 0.3; echo $(awk \"{ print \\$19, \\$41 }\" /proc/self/stat) $PPID > nice.txt; " \
+	"for t in /proc/$PPID/task/*; do awk \"{ print \\$1, \\$19, \\$41, \\$40 }\" $t/stat; done >> nice.txt'"
 
 /*
- * --reader-nice: the reader threads (--pin-readers', --drain=threads') at
- * the nice asked, -20 by default where allowed; the main thread and the
- * workload keep the caller's; an error where it is asked and not allowed.
+ * --reader-nice: the reader threads (--pin-readers', --drain=threads')
+ * SCHED_OTHER at the nice asked; without it --pin-readers' readers run
+ * SCHED_FIFO 1 where allowed, --drain=threads' at nice -20 where allowed
+ * (and --pin-readers' too where only the nice is), else at the caller's
+ * nice; the main thread and the workload keep the caller's nice and
+ * policy; an error where a nice is asked and not allowed.
  */
 TEST_F(rec, reader_nice)
 {
 	bool readers = strstr(variant->drain, "pin") || !strcmp(variant->drain, "threads");
+	bool pin = strstr(variant->drain, "pin");
 	int ours, wl, mn;
-	unsigned int at, other;
+	unsigned int at, fifo, other;
 	struct out o;
 
 	errno = 0;
@@ -942,52 +953,75 @@ TEST_F(rec, reader_nice)
 		out_free(&o);
 		record(_metadata, "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD,
 		       pevt_bin, variant->drain);
-		read_nices(_metadata, &wl, &mn, ours, &at, &other);
+		read_nices(_metadata, &wl, &mn, ours, &at, &fifo, &other);
 		EXPECT_EQ(ours, wl);
 		EXPECT_EQ(ours, mn);
-		EXPECT_EQ(0u, other) TH_LOG("%s: a thread not at nice %d", variant->drain, ours);
+		EXPECT_EQ(0u, fifo + other) TH_LOG("%s: a thread not at nice %d", variant->drain, ours);
 		return;
 	}
-	/* Asked for, 19 (a nice anyone may take): the readers have it. */
+	/* Asked for, 19 (a nice anyone may take): the readers have it, SCHED_OTHER. */
 	record(_metadata, "%s record --drain=%s --reader-nice 19 -F 1000 -o n.data " NICE_WORKLOAD,
 	       pevt_bin, variant->drain);
-	read_nices(_metadata, &wl, &mn, 19, &at, &other);
+	read_nices(_metadata, &wl, &mn, 19, &at, &fifo, &other);
 	EXPECT_EQ(ours, wl) TH_LOG("the workload's nice");
 	EXPECT_EQ(ours, mn) TH_LOG("the main thread's nice");
 	EXPECT_LE(1u, at) TH_LOG("%s: no reader at nice 19", variant->drain);
-	EXPECT_EQ(0u, other) TH_LOG("%s: %u threads not at nice 19", variant->drain, other);
+	EXPECT_EQ(0u, fifo + other) TH_LOG("%s: %u threads not at nice 19", variant->drain,
+					  fifo + other);
 	run(&o, "perf script -i n.data");
 	EXPECT_EQ(0, o.status);
 	EXPECT_TRUE(perf_quiet(o.err));
 	out_free(&o);
 
 	if (geteuid())
-		SKIP(return, "the default -20 and its error case need root (CAP_SYS_NICE) here");
-	/* The default, allowed: -20. */
+		SKIP_REST("the defaults and the error case need root (CAP_SYS_NICE) here");
+	/* The default, allowed: SCHED_FIFO 1 (--pin-readers), nice -20 (threads). */
 	record(_metadata, "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD,
 	       pevt_bin, variant->drain);
-	read_nices(_metadata, &wl, &mn, -20, &at, &other);
+	read_nices(_metadata, &wl, &mn, -20, &at, &fifo, &other);
 	EXPECT_EQ(ours, wl) TH_LOG("the workload's nice");
-	EXPECT_EQ(ours, mn) TH_LOG("the main thread's nice");
-	EXPECT_LE(1u, at) TH_LOG("%s: no reader at nice -20", variant->drain);
-	EXPECT_EQ(0u, other) TH_LOG("%s: %u threads not at nice -20", variant->drain, other);
+	EXPECT_EQ(ours, mn) TH_LOG("the main thread's nice (or it is not SCHED_OTHER)");
+	EXPECT_LE(1u, pin ? fifo : at) TH_LOG("%s: no reader at %s", variant->drain,
+					      pin ? "SCHED_FIFO 1" : "nice -20");
+	EXPECT_EQ(0u, other + (pin ? at : fifo)) TH_LOG("%s: threads at %u nice -20, %u FIFO 1, "
+						      "%u other", variant->drain, at, fifo, other);
 
-	/* Not allowed (no CAP_SYS_NICE, RLIMIT_NICE 0): asked, an error; the default, the caller's. */
+	/*
+	 * Not allowed (no CAP_SYS_NICE, RLIMIT_NICE 0, RLIMIT_RTPRIO 0): asked,
+	 * an error; the default, the caller's nice.
+	 */
 	if (system("command -v setpriv >/dev/null && command -v prlimit >/dev/null"))
-		SKIP(return, "no setpriv/prlimit (util-linux) for the error case");
-	run(&o, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 -- "
+		SKIP_REST("no setpriv/prlimit (util-linux) for the error case");
+	run(&o, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 --rtprio=0 -- "
 	    "%s record --drain=%s --reader-nice -5 -o e.data -- true", pevt_bin, variant->drain);
 	EXPECT_EQ(1, o.status);
 	EXPECT_NE(NULL, strstr(o.err, "--reader-nice -5: cannot set the readers' nice: "
 			       "Permission denied")) TH_LOG("%s", o.err);
 	out_free(&o);
-	record(_metadata, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 -- "
+	record(_metadata, "setpriv --bounding-set -sys_nice -- prlimit --nice=0 --rtprio=0 -- "
 	       "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD, pevt_bin, variant->drain);
-	read_nices(_metadata, &wl, &mn, ours, &at, &other);
+	read_nices(_metadata, &wl, &mn, ours, &at, &fifo, &other);
 	EXPECT_EQ(ours, mn);
 	EXPECT_LE(1u, at);
-	EXPECT_EQ(0u, other) TH_LOG("%s: a thread not at nice %d without the right", variant->drain,
-				   ours);
+	EXPECT_EQ(0u, fifo + other) TH_LOG("%s: a thread not at nice %d without the right",
+					  variant->drain, ours);
+
+	/*
+	 * --pin-readers where nice -20 is allowed and SCHED_FIFO is not
+	 * (RLIMIT_NICE 40, RLIMIT_RTPRIO 0, no CAP_SYS_NICE): nice -20.
+	 * Raising RLIMIT_NICE takes CAP_SYS_RESOURCE, which some
+	 * containers do not give root.
+	 */
+	if (!pin)
+		return;
+	if (system("prlimit --nice=40 true 2>/dev/null"))
+		SKIP_REST("cannot raise RLIMIT_NICE here (no CAP_SYS_RESOURCE)");
+	record(_metadata, "prlimit --nice=40 --rtprio=0 -- setpriv --bounding-set -sys_nice -- "
+	       "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD, pevt_bin, variant->drain);
+	read_nices(_metadata, &wl, &mn, -20, &at, &fifo, &other);
+	EXPECT_EQ(ours, mn);
+	EXPECT_LE(1u, at) TH_LOG("%s: no reader at nice -20 without SCHED_FIFO", variant->drain);
+	EXPECT_EQ(0u, fifo + other) TH_LOG("%s: %u FIFO 1, %u other", variant->drain, fifo, other);
 }
 
 TEST_F(rec, bad_options)

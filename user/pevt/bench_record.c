@@ -771,7 +771,8 @@ static int do_bench_record_help(void)
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
 		"With nice yes, a --reader-nice 0 twin (name: ... nice0) of every pevt\n"
 		"row with reader threads (pin, threads) and without -r: its readers at\n"
-		"the caller's nice, not pevt record's default -20.\n"
+		"the caller's nice, not pevt record's default (pin: SCHED_FIFO 1,\n"
+		"threads: nice -20, where allowed).\n"
 		"With list yes, each row's name and command, one per line, and nothing\n"
 		"run.\n"
 		"Documentation/record.md\n", bin_name, SPIN_STEPS, BUILD_UNITS);

@@ -62,6 +62,7 @@
 #define RECORD_DEFAULT_FREQ	4000
 #define RECORD_DEFAULT_PAGES	128		/* 512 KiB, perf's default */
 #define PROGRESS_NS		500000000ull
+#define READER_RT_DEFAULT	1		/* --pin-readers: SCHED_FIFO where allowed */
 /*
  * FINISHED_ROUND at most every ROUND_NS (perf writes one after every pass
  * that read something).  The round guarantee (nothing after round k+1
@@ -217,6 +218,7 @@ struct record {
 	int nr_bufs;
 	struct stage *stages;		/* --pin-readers: [as bufs] */
 	int readers_nice;		/* --pin-readers: the readers' nice */
+	int readers_rt;			/* --pin-readers: their SCHED_FIFO priority, 0: none */
 	struct stage_set stage_set;
 	struct pevt_data_writer *w;
 	struct drain *drain;
@@ -851,41 +853,76 @@ static void readers_nice_end(int old)
  * so that its first records (exec, the loader's syscalls) find a reader
  * up.  With -r they are SCHED_FIFO from their first instruction.
  *
+ * Without -r or --reader-nice the readers are SCHED_FIFO 1 where the
+ * process may (root, CAP_SYS_NICE, RLIMIT_RTPRIO), and the main thread
+ * and the workload keep their policy.  A reader only copies its ring
+ * into memory and sleeps in poll() again (it never writes to the disk,
+ * never waits for the main thread), so its time on the CPU is bounded by
+ * what its ring holds.  Why: at nice -20 (the default until 2026-12-04)
+ * a woken reader does not always get its CPU from the workload in time
+ * under EEVDF: at -m 1 on 6.12 the readers lost 1.4-9.5% at nice -20,
+ * 0 at SCHED_FIFO 1 in every run, single- and multi-threaded TCG alike
+ * (record.md, "Readers SCHED_FIFO 1 by default").  Where SCHED_FIFO is
+ * not allowed: nice -20 (readers_nice_begin()), else the caller's nice.
+ *
  * The main thread helps (takes the rings too) only where the readers
- * have no more right to the CPU than the workload: neither -r nor a nice
- * below the caller's.  A SCHED_OTHER reader at the workload's nice can
- * wait behind its CPU's producer (on 6.12 the readers alone lost 50-73%
- * at -m 1, 6-13% with the help); a reader at nice -20 or SCHED_FIFO runs
- * as soon as it is woken, and then the help only gets in its way: while
- * the main thread holds a ring the reader waits, and under
- * single-threaded TCG the main thread's vCPU may not even be running
- * (6.1, nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
+ * have no more right to the CPU than the workload: neither SCHED_FIFO
+ * nor a nice below the caller's.  A SCHED_OTHER reader at the workload's
+ * nice can wait behind its CPU's producer (on 6.12 the readers alone
+ * lost 50-73% at -m 1, 6-13% with the help); a raised reader runs as
+ * soon as it is woken, and then the help only gets in its way (6.1,
+ * nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
  * "Readers at nice -20").
  */
+/* Each stage as stage_set__start() wants it: its buffer, nothing else. */
+static void stages_init(struct record *r)
+{
+	int i;
+
+	for (i = 0; i < r->nr_bufs; i++)
+		r->stages[i] = (struct stage){ .map = r->bufs[i].map, .cpu = r->bufs[i].cpu,
+					       .poll_fd = pevt_evsel__fd(r->bufs[i].owner),
+					       .kick_fd = -1 };
+}
+
 static int start_readers(struct record *r)
 {
-	int i, err, old;
+	int i, err, old, rt = r->o->rt_prio;
 	bool raised;
 
 	r->stages = calloc(r->nr_bufs ? r->nr_bufs : 1, sizeof(*r->stages));
 	if (!r->stages)
 		return -ENOMEM;
-	for (i = 0; i < r->nr_bufs; i++) {
-		r->stages[i].map = r->bufs[i].map;
-		r->stages[i].cpu = r->bufs[i].cpu;
-		r->stages[i].poll_fd = pevt_evsel__fd(r->bufs[i].owner);
+	stages_init(r);
+	if (!rt && !r->o->reader_nice_set) {
+		err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, READER_RT_DEFAULT,
+				       r->o->mmap_flush, false);
+		if (!err) {
+			r->readers_rt = READER_RT_DEFAULT;
+			return 0;
+		}
+		for (i = 0; i < r->nr_bufs; i++)
+			stage__free(&r->stages[i]);
+		if (err != -EPERM) {
+			p_err("--pin-readers: cannot start the readers: %s", strerror(-err));
+			return err;
+		}
+		/* SCHED_FIFO not allowed here: SCHED_OTHER, as below. */
+		stages_init(r);
 	}
 	err = readers_nice_begin(r, &old, &r->readers_nice);
 	if (err)
 		return err;
 	raised = old != INT_MIN && r->readers_nice < old;
-	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, r->o->rt_prio,
-			       r->o->mmap_flush, !r->o->rt_prio && !raised);
+	err = stage_set__start(&r->stage_set, r->stages, r->nr_bufs, rt,
+			       r->o->mmap_flush, !rt && !raised);
 	readers_nice_end(old);
-	if (err == -EPERM && r->o->rt_prio)
-		p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
+	if (err == -EPERM && rt)
+		p_err("-r %d: cannot run SCHED_FIFO: %s", rt, strerror(-err));
 	else if (err)
 		p_err("--pin-readers: cannot start the readers: %s", strerror(-err));
+	else
+		r->readers_rt = rt;
 	return err;
 }
 
@@ -2218,9 +2255,9 @@ static void record_progress(struct record *r, bool final)
 			(double)r->raw_bytes / r->comp_bytes);
 	if (strcmp(drain__describe(r->drain), "write"))
 		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
-	if (r->stages && r->o->rt_prio)
+	if (r->stages && r->readers_rt)
 		fprintf(stderr, "[ pevt record: readers SCHED_FIFO %d, alone on their rings ]\n",
-			r->o->rt_prio);
+			r->readers_rt);
 	else if (r->stages)
 		fprintf(stderr, "[ pevt record: readers at nice %d, %s ]\n", r->readers_nice,
 			r->stage_set.help ? "the main thread takes their rings too" :
