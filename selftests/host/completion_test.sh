@@ -3,7 +3,7 @@
 #
 # Bash completion (scripts/pevt.bash-completion): commands, a command's
 # options, event names after -e (in a comma list and a group), backends,
-# bench subcommands and their keywords.  TAP for scripts/check.sh.
+# drains, bench subcommands and their keywords.  TAP for scripts/check.sh.
 set -u
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +25,7 @@ complete_has() {
 }
 
 echo "TAP version 13"
-echo "1..13"
+echo "1..14"
 complete_has stat pevt st
 complete_has list pevt l
 complete_has --repeat pevt stat --rep
@@ -34,6 +34,7 @@ complete_has task-clock pevt stat -e task-c
 complete_has task-clock,cpu-migrations pevt stat -e task-clock,cpu-m
 complete_has '{cs,page-faults' pevt stat --event '{cs,page-f'
 complete_has pevt pevt stat -b pe
+complete_has pin pevt record --drain p
 complete_has fairness pevt bench fa
 complete_has scenario pevt bench fairness sce
 complete_has workload pevt bench record wor

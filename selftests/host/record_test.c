@@ -949,7 +949,8 @@ TEST_F(rec, reader_nice)
 		    variant->drain);
 		EXPECT_EQ(1, o.status);
 		EXPECT_NE(NULL, strstr(o.err, "--reader-nice sets the reader threads' nice: "
-				       "only with --pin-readers or --drain=threads")) TH_LOG("%s", o.err);
+				       "only with --drain=pin (the default without --overwrite) "
+				       "or --drain=threads")) TH_LOG("%s", o.err);
 		out_free(&o);
 		record(_metadata, "%s record --drain=%s -F 1000 -o n.data " NICE_WORKLOAD,
 		       pevt_bin, variant->drain);

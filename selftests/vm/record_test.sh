@@ -20,7 +20,7 @@
 # tracepoint files are left to 6.1/6.12: the debug lane is there for the
 # module's paths, which the recordings themselves exercise.
 #
-# Every drain (--drain=write|uring|threads, and --pin-readers): a tracepoint at period 1 into
+# Every drain (--drain=write|uring|threads|pin): a tracepoint at period 1 into
 # 1-page buffers (the kernel refills each buffer while its earlier bytes
 # are in flight: perf must read back exactly what pevt counted, rounds
 # intact), kill -9 and a full disk.
@@ -453,11 +453,57 @@ for d in write uring threads pin; do
 	done
 done
 
+# The defaults: no --backend, no --drain.  Where /dev/pevt opens, the
+# pevt backend (its events are anon_inode:[pevt] fds of pevt record,
+# stock ones anon_inode:[perf_event]; the workload lists them from /proc) with --drain=pin (a reader thread per CPU
+# buffer, SCHED_FIFO 1 as root: field 41 of their stat is 1, their
+# policy); an event the module cannot sample (page-faults) puts the whole
+# recording on the stock backend, with a line that says so.
+LISTFD='for f in /proc/$PPID/fd/*; do readlink $f; done; for t in /proc/$PPID/task/*; do cut -d" " -f41 $t/stat; done'
+pevt record -e cpu-clock -F 1000 -o def.data -- sh -c "$LISTFD" >fds.txt 2>w.err
+rc=$?
+pv=$(grep -c '^anon_inode:\[pevt\]$' fds.txt); an=$(grep -c 'perf_event' fds.txt); fifo=$(grep -c '^1$' fds.txt)
+got=$(perf script -F tid,time -i def.data 2>s.err | wc -l)
+s=$(summary w.err)
+if [ ! -c /dev/pevt ]; then
+	skip "defaults: the pevt backend" "no /dev/pevt"
+elif [ $rc = 0 ] && [ "$pv" -gt 0 ] && [ "$got" = "$s" ] && quiet s.err &&
+     { [ "$an" = 0 ] || grep -q 'cannot write MMAP records' w.err; }; then
+	# (no kprobes, the debug kernel: a stock tracking event beside, said so)
+	ok "defaults: the pevt backend ($pv pevt fds, no perf_event one), $s samples read by perf"
+else
+	notok "defaults: rc $rc, $pv pevt fds, $an perf_event fds, pevt $s samples, perf script $got"
+	log w.err s.err fds.txt
+fi
+# one SCHED_FIFO thread per online CPU (the readers), none else
+ncpu=$(grep -c '^processor' /proc/cpuinfo)
+if [ $rc = 0 ] && [ "$fifo" = "$ncpu" ] && ! grep -q 'readers' w.err; then
+	ok "defaults: --drain=pin, $fifo readers SCHED_FIFO 1 (one per CPU), no readers line"
+else
+	notok "defaults: $fifo SCHED_FIFO threads for $ncpu CPUs (want one reader each), rc $rc"
+	log w.err fds.txt
+fi
+pevt record -e page-faults -c 1 -o fb.data -- sh -c "$LISTFD" >fds.txt 2>w.err
+rc=$?
+an=$(grep -c 'perf_event' fds.txt); pv=$(grep -c '^anon_inode:\[pevt\]$' fds.txt)
+got=$(perf script -F tid,time -i fb.data 2>s.err | wc -l)
+s=$(summary w.err)
+if [ ! -c /dev/pevt ]; then
+	skip "defaults: stock fallback" "no /dev/pevt"
+elif [ $rc = 0 ] && grep -q "/dev/pevt cannot open event 'page-faults': .*recording with the stock backend" w.err &&
+   [ "$pv" = 0 ] && [ "$an" -gt 0 ] && [ -n "$s" ] && [ "$s" -gt 0 ] && [ "$got" = "$s" ] && quiet s.err; then
+	ok "defaults: -e page-faults on the stock backend, said so; $s samples read by perf"
+else
+	notok "defaults: page-faults: rc $rc, $pv pevt fds, $an perf_event fds, pevt $s samples, perf script $got"
+	log w.err s.err fds.txt
+fi
+
 # -a: the busy loop runs on the other vCPU meanwhile.
 eval "$BUSY" &
 busy=$!
 
-for d in write uring threads; do
+# No --backend: the pevt backend where /dev/pevt is there.
+for d in write uring threads pin; do
 # kill -9: readable up to the last complete round.
 rm -f k.data
 pevt record --drain=$d -a -e cpu-clock -F 1000 -o k.data >/dev/null 2>&1 &

@@ -109,7 +109,10 @@ struct record_opts {
 	const char *sw_event;		/* --switch-output-event */
 	enum pevt_backend backend;
 	enum drain_kind drain;		/* --drain */
-	bool pin_readers;		/* --pin-readers */
+	bool drain_set;			/* --drain or --pin-readers given */
+	bool pin_readers;		/* --pin-readers, --drain=pin, or the default */
+	bool pin_default;		/* ... taken as the default */
+	bool backend_auto;		/* no --backend: pevt where /dev/pevt opens */
 	int rt_prio;			/* -r: SCHED_FIFO priority, 0: none */
 	int reader_nice;		/* --reader-nice: the reader threads' nice */
 	bool reader_nice_set;		/* given: an error if it cannot be had */
@@ -251,6 +254,7 @@ struct record {
 	struct zq zq;			/* -z: the compressing thread */
 	uint64_t file_raw, file_comp;	/* raw_bytes, comp_bytes when the file began */
 	bool stock_tracking;		/* pevt backend: sideband from a stock event */
+	const char *auto_fail;		/* the event the default pevt backend could not open */
 	bool done;			/* SIGINT/SIGTERM came */
 	bool started;			/* the events are enabled, the workload let go */
 	int signr;
@@ -848,32 +852,6 @@ static void readers_nice_end(int old)
 	errno = e;
 }
 
-/*
- * --pin-readers (record_stage.c): the readers start before the workload,
- * so that its first records (exec, the loader's syscalls) find a reader
- * up.  With -r they are SCHED_FIFO from their first instruction.
- *
- * Without -r or --reader-nice the readers are SCHED_FIFO 1 where the
- * process may (root, CAP_SYS_NICE, RLIMIT_RTPRIO), and the main thread
- * and the workload keep their policy.  A reader only copies its ring
- * into memory and sleeps in poll() again (it never writes to the disk,
- * never waits for the main thread), so its time on the CPU is bounded by
- * what its ring holds.  Why: at nice -20 (the default until 2026-12-04)
- * a woken reader does not always get its CPU from the workload in time
- * under EEVDF: at -m 1 on 6.12 the readers lost 1.4-9.5% at nice -20,
- * 0 at SCHED_FIFO 1 in every run, single- and multi-threaded TCG alike
- * (record.md, "Readers SCHED_FIFO 1 by default").  Where SCHED_FIFO is
- * not allowed: nice -20 (readers_nice_begin()), else the caller's nice.
- *
- * The main thread helps (takes the rings too) only where the readers
- * have no more right to the CPU than the workload: neither SCHED_FIFO
- * nor a nice below the caller's.  A SCHED_OTHER reader at the workload's
- * nice can wait behind its CPU's producer (on 6.12 the readers alone
- * lost 50-73% at -m 1, 6-13% with the help); a raised reader runs as
- * soon as it is woken, and then the help only gets in its way (6.1,
- * nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
- * "Readers at nice -20").
- */
 /* Each stage as stage_set__start() wants it: its buffer, nothing else. */
 static void stages_init(struct record *r)
 {
@@ -885,6 +863,34 @@ static void stages_init(struct record *r)
 					       .kick_fd = -1 };
 }
 
+/*
+ * --drain=pin (--pin-readers; the default without --overwrite), in
+ * record_stage.c: the readers start before the workload, so that its
+ * first records (exec, the loader's syscalls) find a reader up.  With
+ * -r they are SCHED_FIFO from their first instruction.
+ *
+ * Without -r or --reader-nice the readers are SCHED_FIFO 1 where the
+ * process may (root, CAP_SYS_NICE, RLIMIT_RTPRIO), and the main thread
+ * and the workload keep their policy.  A reader only copies its ring
+ * into memory and sleeps in poll() again (it never writes to the disk,
+ * never waits for the main thread), so its time on the CPU is bounded by
+ * what its ring holds.  Why: at nice -20 (the default until 2026-12-04)
+ * a woken reader does not always get its CPU from the workload in time
+ * under EEVDF: at -m 1 on 6.12 the readers lost up to 9.5% at nice -20
+ * (in 11 of 12 runs), 0 at SCHED_FIFO 1 in every run, single- and
+ * multi-threaded TCG alike (record.md, "Readers SCHED_FIFO 1 by
+ * default").  Where SCHED_FIFO is not allowed: nice -20
+ * (readers_nice_begin()), else the caller's nice.
+ *
+ * The main thread helps (takes the rings too) only where the readers
+ * have no more right to the CPU than the workload: neither SCHED_FIFO
+ * nor a nice below the caller's.  A SCHED_OTHER reader at the workload's
+ * nice can wait behind its CPU's producer (on 6.12 the readers alone
+ * lost 50-73% at -m 1, 6-13% with the help); a raised reader runs as
+ * soon as it is woken, and then the help only gets in its way (6.1,
+ * nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
+ * "Readers at nice -20").
+ */
 static int start_readers(struct record *r)
 {
 	int i, err, old, rt = r->o->rt_prio;
@@ -2050,6 +2056,12 @@ retry:
 					pevt_evsel__delete(ev);
 					return -EPROTONOSUPPORT;
 				}
+				if (ret < 0 && r->o->backend_auto && e->backend == PEVT_BACKEND_DEVICE) {
+					/* No --backend: the caller tries the stock one. */
+					pevt_evsel__delete(ev);
+					r->auto_fail = e->name;
+					return ret;
+				}
 				if (ret < 0) {
 					pevt_evsel__delete(ev);
 					p_err("cannot open event '%s' on CPU %d%s with backend %s: %s",
@@ -2141,6 +2153,15 @@ static void close_events(struct record *r)
 	}
 	free(r->events);
 	free(r->bufs);
+}
+
+/* Closed, and ready for setup_events() again. */
+static void reset_events(struct record *r)
+{
+	close_events(r);
+	r->events = NULL;
+	r->bufs = NULL;
+	r->nr_events = r->nr_bufs = 0;
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -2255,10 +2276,11 @@ static void record_progress(struct record *r, bool final)
 			(double)r->raw_bytes / r->comp_bytes);
 	if (strcmp(drain__describe(r->drain), "write"))
 		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
-	if (r->stages && r->readers_rt)
+	/* The default drain says nothing unless its readers could not be SCHED_FIFO. */
+	if (r->stages && r->readers_rt && !r->o->pin_default)
 		fprintf(stderr, "[ pevt record: readers SCHED_FIFO %d, alone on their rings ]\n",
 			r->readers_rt);
-	else if (r->stages)
+	else if (r->stages && !r->readers_rt)
 		fprintf(stderr, "[ pevt record: readers at nice %d, %s ]\n", r->readers_nice,
 			r->stage_set.help ? "the main thread takes their rings too" :
 					    "alone on their rings");
@@ -2679,6 +2701,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'b':
+			o->backend_auto = false;
 			if (!strcmp(optarg, "stock") || !strcmp(optarg, "perf")) {
 				o->backend = PEVT_BACKEND_PERF;
 			} else if (!strcmp(optarg, "pevt") || !strcmp(optarg, "device")) {
@@ -2689,12 +2712,20 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'D':
+			o->drain_set = true;
+			if (!strcmp(optarg, "pin")) {
+				/* --pin-readers: their copies go out with write's pwritev() */
+				o->pin_readers = true;
+				o->drain = DRAIN_WRITE;
+				break;
+			}
 			if (drain_kind__parse(optarg, &o->drain)) {
-				p_err("unknown drain '%s' (write, uring or threads)", optarg);
+				p_err("unknown drain '%s' (pin, write, uring or threads)", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'P':
+			o->drain_set = true;
 			o->pin_readers = true;
 			break;
 		case 'r':
@@ -2828,14 +2859,23 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			return -EINVAL;
 		}
 	}
+	/*
+	 * The default drain: --pin-readers, except for --overwrite (its
+	 * buffers are read at snapshots only).  Why: record.md, "The
+	 * defaults".
+	 */
+	if (!o->drain_set && !o->overwrite) {
+		o->pin_readers = true;
+		o->pin_default = true;
+	}
 	if (o->reader_nice_set && !o->pin_readers && o->drain != DRAIN_THREADS) {
 		p_err("--reader-nice sets the reader threads' nice: "
-		      "only with --pin-readers or --drain=threads");
+		      "only with --drain=pin (the default without --overwrite) or --drain=threads");
 		return -EINVAL;
 	}
 	if (o->pin_readers && (o->overwrite || o->drain != DRAIN_WRITE)) {
-		p_err("--pin-readers copies buffers out as they fill: not with --overwrite, "
-		      "and its writes are --drain=write's");
+		p_err("--drain=pin (--pin-readers) copies buffers out as they fill: "
+		      "not with --overwrite or another --drain");
 		return -EINVAL;
 	}
 	return 0;
@@ -3288,9 +3328,20 @@ out:
 	return ret;
 }
 
+/* The default backend: pevt where /dev/pevt opens (the module is loaded, we may use it). */
+static bool pevt_device_usable(void)
+{
+	int fd = open(PEVT_DEVICE_PATH, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 int do_record(int argc, char **argv)
 {
-	struct record_opts o = { .backend = PEVT_BACKEND_PERF,
+	struct record_opts o = { .backend = PEVT_BACKEND_DEVICE, .backend_auto = true,
 				 .pages = RECORD_DEFAULT_PAGES, .mmap_flush = 1 };
 	struct record r = { .o = &o, .go_fd = -1, .out_fd = -1, .exec_fd = -1 };
 	struct pevt_parse_error perr;
@@ -3302,6 +3353,8 @@ int do_record(int argc, char **argv)
 		return do_record_help();
 	if (parse_opts(argc, argv, &o))
 		goto out;
+	if (o.backend_auto && !pevt_device_usable())
+		o.backend = PEVT_BACKEND_PERF;
 	list = o.events ? o.events : RECORD_DEFAULT_EVENT;
 	r.evs = pevt_events__parse(list, NULL, &perr);
 	if (!r.evs) {
@@ -3349,11 +3402,22 @@ int do_record(int argc, char **argv)
 		if (!o.quiet)
 			p_info("/dev/pevt cannot write MMAP records on this kernel (no kprobes):"
 			       " COMM/MMAP2/FORK/EXIT come from a stock tracking event");
-		close_events(&r);
-		r.events = NULL;
-		r.bufs = NULL;
-		r.nr_events = r.nr_bufs = 0;
+		reset_events(&r);
 		r.stock_tracking = true;
+		ret = setup_events(&r);
+		if (!ret)
+			ret = open_events(&r);
+	}
+	if (ret < 0 && r.auto_fail) {
+		/* The default backend: what /dev/pevt cannot open, perf_event_open() may. */
+		if (!o.quiet)
+			p_info("/dev/pevt cannot open event '%s': %s; recording with the stock "
+			       "backend (--backend stock)", r.auto_fail, strerror(-ret));
+		reset_events(&r);
+		r.auto_fail = NULL;
+		r.stock_tracking = false;
+		o.backend = PEVT_BACKEND_PERF;
+		o.backend_auto = false;
 		ret = setup_events(&r);
 		if (!ret)
 			ret = open_events(&r);

@@ -217,6 +217,22 @@ static void stage_stop_one(struct stage *st)
 	st->started = false;
 }
 
+/*
+ * What a buffer may stage: STAGE_MAX, and all of them together at most
+ * an eighth of the memory (a chunk handed back is taken again, so this
+ * is reached only while the file falls behind the kernel).
+ */
+static size_t stage_max(int nr)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t each;
+
+	if (pages <= 0 || psz <= 0 || nr <= 0)
+		return STAGE_MAX;
+	each = (uint64_t)pages * (uint64_t)psz / 8 / (uint64_t)nr;
+	return each < STAGE_MAX ? (size_t)each : STAGE_MAX;
+}
+
 int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio,
 		     uint64_t flush, bool help)
 {
@@ -241,9 +257,9 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 		struct stage *s = &st[i];
 		size_t ring = pevt_mmap__data_size(s->map);
 
-		/* a fill takes at most a ring: 4 of them, or 256 KiB */
-		s->chunk_cap = ring * 4 > (256u << 10) ? ring * 4 : (256u << 10);
-		s->max_chunks = STAGE_MAX / s->chunk_cap;
+		/* a fill takes at most a ring: 2 of them, or 256 KiB */
+		s->chunk_cap = ring * 2 > (256u << 10) ? ring * 2 : (256u << 10);
+		s->max_chunks = stage_max(nr) / s->chunk_cap;
 		if (s->max_chunks < 2)
 			s->max_chunks = 2;
 		if (s->max_chunks > STAGE_FREEQ)
