@@ -242,8 +242,9 @@ static void work_calls(void)
 /*
  * Per kind of sample: a kind the row excludes (user; kernel and kernel
  * IPs; idle, which runs in kernel mode) is absent from both stock and
- * pevt; a kind stock writes at least 10 of shows up in pevt too.
+ * pevt; a kind stock writes at least EX_SEEN of shows up in pevt too.
  */
+#define EX_SEEN		10u
 static int ex_verdict(const char *row, unsigned int ex,
 		      const struct ex_counts *st, const struct ex_counts *pv)
 {
@@ -255,7 +256,7 @@ static int ex_verdict(const char *row, unsigned int ex,
 
 	for (int k = 0; k < 4; k++) {
 		if (((ex & excl[k]) && (sv[k] || pvv[k])) ||
-		    (sv[k] >= 10 && !pvv[k])) {
+		    (sv[k] >= EX_SEEN && !pvv[k])) {
 			fprintf(stderr, "#   %s: %s samples stock %lu pevt %lu\n",
 				row, kind[k], sv[k], pvv[k]);
 			bad = 1;
@@ -467,7 +468,7 @@ TEST_F(excl, vpmu_open)
  * /dev/zero.  Not one kernel-mode sample or kernel IP, like stock.  The
  * workload's user part is short (the debug kernel: 3 stock samples and
  * 0 pevt ones in a run): it runs again, counts added up, until stock has
- * the 10 user samples after which pevt must have one (ex_verdict()'s
+ * the EX_SEEN user samples after which pevt must have one (ex_verdict()'s
  * rule), at most EX_TRIES times.
  */
 #define EX_TRIES	10
@@ -491,7 +492,7 @@ TEST_F(excl, nobody_paranoid2)
 		clk_attr(&a, PERF_COUNT_SW_TASK_CLOCK, EX_K);
 		memset(c, 0, sizeof(c));
 		ret = 0;
-		for (int t = 0; !ret && t < EX_TRIES && c[0].user < 10; t++) {
+		for (int t = 0; !ret && t < EX_TRIES && c[0].user < EX_SEEN; t++) {
 			struct ex_counts one[2];
 
 			memset(one, 0, sizeof(one));
@@ -516,7 +517,8 @@ TEST_F(excl, nobody_paranoid2)
 	paranoid_set(saved);
 	ASSERT_EQ(0, WEXITSTATUS(status)) TH_LOG("child failed to open/map");
 	ex_log("nobody paranoid 2", "exclude_kernel", c);
-	ASSERT_LE(10u, c[0].user) TH_LOG("stock took fewer than 10 user samples in %d runs", EX_TRIES);
+	ASSERT_LE(EX_SEEN, c[0].user) TH_LOG("stock took fewer than %u user samples in %d runs",
+					     EX_SEEN, EX_TRIES);
 	EXPECT_LT(0, c[1].user);
 	EXPECT_EQ(0, c[0].kernel + c[0].kernel_ip);
 	EXPECT_EQ(0, c[1].kernel);
