@@ -2155,13 +2155,20 @@ static void close_events(struct record *r)
 	free(r->bufs);
 }
 
-/* Closed, and ready for setup_events() again. */
+/* Closed, and ready for setup_and_open_events() again. */
 static void reset_events(struct record *r)
 {
 	close_events(r);
 	r->events = NULL;
 	r->bufs = NULL;
 	r->nr_events = r->nr_bufs = 0;
+}
+
+static int setup_and_open_events(struct record *r)
+{
+	int ret = setup_events(r);
+
+	return ret ? ret : open_events(r);
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -3394,9 +3401,7 @@ int do_record(int argc, char **argv)
 		r.threads[0] = r.child;
 		r.nr_threads = 1;
 	}
-	ret = setup_events(&r);
-	if (!ret)
-		ret = open_events(&r);
+	ret = setup_and_open_events(&r);
 	if (ret == -EPROTONOSUPPORT) {
 		/* No kprobe on perf_event_mmap() (or mmap_records=N): no MMAP from pevt. */
 		if (!o.quiet)
@@ -3404,9 +3409,7 @@ int do_record(int argc, char **argv)
 			       " COMM/MMAP2/FORK/EXIT come from a stock tracking event");
 		reset_events(&r);
 		r.stock_tracking = true;
-		ret = setup_events(&r);
-		if (!ret)
-			ret = open_events(&r);
+		ret = setup_and_open_events(&r);
 	}
 	if (ret < 0 && r.auto_fail) {
 		/* The default backend: what /dev/pevt cannot open, perf_event_open() may. */
@@ -3418,9 +3421,7 @@ int do_record(int argc, char **argv)
 		r.stock_tracking = false;
 		o.backend = PEVT_BACKEND_PERF;
 		o.backend_auto = false;
-		ret = setup_events(&r);
-		if (!ret)
-			ret = open_events(&r);
+		ret = setup_and_open_events(&r);
 	}
 	if (!ret && o.sw_event)
 		ret = open_switch_event(&r);

@@ -238,6 +238,7 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 {
 	struct sched_param sp = { .sched_priority = rt_prio };
 	pthread_attr_t attr;
+	size_t each;
 	int i, err = 0;
 	const char *d = getenv("PEVT_STAGE_READER_DELAY_US");
 
@@ -253,13 +254,14 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 	}
 	if (ss->wake_fd < 0)
 		return -errno;
+	each = stage_max(nr);
 	for (i = 0; i < nr; i++) {
 		struct stage *s = &st[i];
 		size_t ring = pevt_mmap__data_size(s->map);
 
 		/* a fill takes at most a ring: 2 of them, or 256 KiB */
 		s->chunk_cap = ring * 2 > (256u << 10) ? ring * 2 : (256u << 10);
-		s->max_chunks = stage_max(nr) / s->chunk_cap;
+		s->max_chunks = each / s->chunk_cap;
 		if (s->max_chunks < 2)
 			s->max_chunks = 2;
 		if (s->max_chunks > STAGE_FREEQ)
