@@ -83,6 +83,17 @@ struct ex_counts {
 	unsigned long samples, user, kernel, kernel_ip, idle, other;
 };
 
+/* @to += @from, field by field. */
+static void ex_add(struct ex_counts *to, const struct ex_counts *from)
+{
+	to->samples += from->samples;
+	to->user += from->user;
+	to->kernel += from->kernel;
+	to->kernel_ip += from->kernel_ip;
+	to->idle += from->idle;
+	to->other += from->other;
+}
+
 static int ex_open(struct perf_event_attr *a, int stock, pid_t pid, int cpu)
 {
 	int dev, fd;
@@ -497,14 +508,8 @@ TEST_F(excl, nobody_paranoid2)
 
 			memset(one, 0, sizeof(one));
 			ret = ex_run(&a, 0, -1, work_mixed, one, vals);
-			for (int s = 0; s < 2; s++) {
-				c[s].samples += one[s].samples;
-				c[s].user += one[s].user;
-				c[s].kernel += one[s].kernel;
-				c[s].kernel_ip += one[s].kernel_ip;
-				c[s].idle += one[s].idle;
-				c[s].other += one[s].other;
-			}
+			for (int s = 0; s < 2; s++)
+				ex_add(&c[s], &one[s]);
 		}
 		if (write(pipefd[1], c, sizeof(c)) != sizeof(c))
 			_exit(3);
