@@ -2482,8 +2482,9 @@ static int record_loop(struct record *r, int sfd)
 {
 	int nfd = r->nr_bufs + 3 + r->nr_sb;
 	struct pollfd *pfd = calloc(nfd, sizeof(*pfd));
-	uint64_t next = now_ns() + PROGRESS_NS;
+	uint64_t next = now_ns() + PROGRESS_NS, watch;
 	int i, status, nr_open = r->nr_bufs;
+	struct timespec ts;
 	int64_t ret = 0;
 
 	if (!pfd)
@@ -2510,6 +2511,8 @@ static int record_loop(struct record *r, int sfd)
 		pfd[r->nr_bufs + 2 + i].events = POLLIN;
 	}
 	while (!r->done) {
+		/* --pin-readers: a ring its reader left half full is taken here */
+		watch = r->stages ? stage_set__watch(&r->stage_set, now_ns()) : STAGE_WATCH_IDLE_NS;
 		ret = pass(r, false);
 		if (ret < 0)
 			break;
@@ -2546,7 +2549,9 @@ static int record_loop(struct record *r, int sfd)
 		/* Nothing moved: sleep until a buffer wakes us or a signal comes. */
 		if (r->stages && !stage_set__sleep_begin(&r->stage_set))
 			continue;
-		i = poll(pfd, nfd, 100);
+		ts.tv_sec = watch / 1000000000ull;
+		ts.tv_nsec = watch % 1000000000ull;
+		i = ppoll(pfd, nfd, &ts, NULL);
 		if (r->stages)
 			stage_set__sleep_end(&r->stage_set);
 		if (i < 0 && errno != EINTR) {

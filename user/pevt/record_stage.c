@@ -241,10 +241,12 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 	size_t each;
 	int i, err = 0;
 	const char *d = getenv("PEVT_STAGE_READER_DELAY_US");
+	const char *nw = getenv("PEVT_STAGE_NO_WATCH");
 
 	memset(ss, 0, sizeof(*ss));
 	ss->help = help;
 	ss->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
+	ss->no_watch = nw && *nw == '1';
 	ss->st = st;
 	ss->nr = nr;
 	ss->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -331,7 +333,7 @@ void stage_set__sync(struct stage_set *ss)
 	}
 	for (i = 0; i < ss->nr; i++) {
 		struct stage *st = &ss->st[i];
-		unsigned int took;
+		unsigned int took, waits = 0;
 
 		for (;;) {
 			if (reader_off(st)) {
@@ -341,9 +343,45 @@ void stage_set__sync(struct stage_set *ss)
 			took = LOAD(&st->took);
 			if (took == st->want)
 				break;
-			futex_wait(&st->took, took, 10000000);
+			/*
+			 * Not answered in a millisecond: the reader is not run
+			 * (a wakeup that did not come, its CPU stopped); a take
+			 * now holds all the round asked for too.
+			 */
+			if (waits++ && !ss->no_watch && fill_try(st))
+				break;
+			futex_wait(&st->took, took, STAGE_WATCH_MIN_NS * 2);
 		}
 	}
+}
+
+uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
+{
+	uint64_t next = STAGE_WATCH_IDLE_NS, size, head, tail;
+	int i;
+
+	for (i = 0; i < ss->nr && !ss->no_watch; i++) {
+		struct stage *st = &ss->st[i];
+
+		if (!st->rd)
+			continue;
+		size = pevt_mmap__data_size(st->map);
+		head = pevt_mmap__read_head(st->map);
+		tail = LOAD(&pevt_mmap__control(st->map)->data_tail);
+		if (head - tail >= size / 2)
+			fill_try(st);
+		/* the rate over at least a minimum step: a busy loop calls often */
+		if (now - st->w_ns >= STAGE_WATCH_MIN_NS / 2) {
+			uint64_t d = head - st->w_head;
+
+			st->w_half_ns = d ? (uint64_t)((double)(now - st->w_ns) * (size / 2) / d) : 0;
+			st->w_head = head;
+			st->w_ns = now;
+		}
+		if (st->w_half_ns && st->w_half_ns / 4 < next)
+			next = st->w_half_ns / 4;
+	}
+	return next < STAGE_WATCH_MIN_NS ? STAGE_WATCH_MIN_NS : next;
 }
 
 void stage__help(struct stage *st)

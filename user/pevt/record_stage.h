@@ -42,6 +42,16 @@
  * Either way a round holds everything its rings had when its pass
  * began.  A reader that has ended (its buffer hung up, or the set
  * stopped) leaves its ring to the main thread.
+ *
+ * A reader that is late (the kernel's wakeup did not come: on 6.1 under
+ * TCG it was once 46 ms late, while the ring filled in 2 ms) does not
+ * lose its ring's samples: the main thread's watch, on every turn of its
+ * loop and at least every quarter of the time its busiest ring took to
+ * fill half of it (stage_set__watch()), takes a ring that is half full
+ * (the kernel's wakeup point) or more, unless its reader is at it; and a
+ * round's pass takes a ring itself when its reader has not answered in a
+ * millisecond.  Then, for a moment, a reader may yield behind the main
+ * thread's fill.
  */
 #ifndef PEVT_RECORD_STAGE_H
 #define PEVT_RECORD_STAGE_H
@@ -98,6 +108,9 @@ struct stage {
 	unsigned int want, took;	/* a round's request, the reader's answer */
 	bool gone;			/* the reader has ended */
 	int err;			/* -EBADMSG: head and tail inconsistent */
+	/* the main thread's watch (stage_set__watch()) */
+	uint64_t w_head, w_ns;		/* the head seen at the last rate update, when */
+	uint64_t w_half_ns;		/* time the kernel took to write half the ring, 0: idle */
 };
 
 struct stage_set {
@@ -110,6 +123,7 @@ struct stage_set {
 	bool help;			/* the main thread takes rings too */
 	unsigned int delay_us;		/* PEVT_STAGE_READER_DELAY_US (tests): the last
 					   reader sleeps this long when woken */
+	bool no_watch;			/* PEVT_STAGE_NO_WATCH=1 (A/B runs): no rescue */
 };
 
 /*
@@ -130,6 +144,17 @@ void stage_set__stop(struct stage_set *ss);
 void stage_set__sync(struct stage_set *ss);
 /* Helping: the caller takes the ring now, unless its reader is at it. */
 void stage__help(struct stage *st);
+/*
+ * The watch, called by the main thread on every turn of its loop: a
+ * ring at least half full (the kernel's wakeup should have brought its
+ * reader by then) is taken now by the caller, unless its reader is at
+ * it.  Returns the ns to sleep at most before the next call: a quarter
+ * of the time the busiest ring took to fill half of it at its last
+ * rate, between STAGE_WATCH_MIN_NS and STAGE_WATCH_IDLE_NS.
+ */
+#define STAGE_WATCH_MIN_NS	500000ull
+#define STAGE_WATCH_IDLE_NS	100000000ull
+uint64_t stage_set__watch(struct stage_set *ss, uint64_t now_ns);
 /* Readers that have not ended (their buffers not hung up). */
 int stage_set__running(const struct stage_set *ss);
 /* The fd a sleeping main thread polls for (readable: something to do). */
