@@ -370,12 +370,21 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		tail = LOAD(&pevt_mmap__control(st->map)->data_tail);
 		if (head - tail >= size / 2)
 			fill_try(st);
-		/* the rate over at least a minimum step: a busy loop calls often */
-		if (now - st->w_ns >= STAGE_WATCH_MIN_NS / 2) {
-			uint64_t d = head - st->w_head;
-
-			st->w_half_ns = d ? (uint64_t)((double)(now - st->w_ns) * (size / 2) / d) : 0;
+		/*
+		 * The rate since the head last moved, over at least a minimum
+		 * step (a busy loop calls often).  A head that has not moved
+		 * keeps the last rate until STAGE_WATCH_IDLE_NS: under TCG
+		 * with one host thread the producer's vCPU does not run at
+		 * all while this one does (its head stood still between
+		 * calls 1 ms apart, and the watch slept 100 ms).
+		 */
+		if (head != st->w_head && now - st->w_ns >= STAGE_WATCH_MIN_NS / 2) {
+			st->w_half_ns = (uint64_t)((double)(now - st->w_ns) * (size / 2) /
+						   (head - st->w_head));
 			st->w_head = head;
+			st->w_ns = now;
+		} else if (head == st->w_head && now - st->w_ns >= STAGE_WATCH_IDLE_NS) {
+			st->w_half_ns = 0;
 			st->w_ns = now;
 		}
 		if (st->w_half_ns && st->w_half_ns / 4 < next)
