@@ -889,7 +889,10 @@ static void stages_init(struct record *r)
  * lost 50-73% at -m 1, 6-13% with the help); a raised reader runs as
  * soon as it is woken, and then the help only gets in its way (6.1,
  * nice -20: 2-25% lost at -m 1 with the help, 0 without; record.md
- * "Readers at nice -20").
+ * "Readers at nice -20").  Not helping, the main thread still takes a
+ * ring its reader left half full (the kernel's wakeup came late or not
+ * at all): stage_set__watch(), called on every turn of record_loop(),
+ * which sleeps no longer than the watch asks.
  */
 static int start_readers(struct record *r)
 {
