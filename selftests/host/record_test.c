@@ -300,7 +300,7 @@ TEST_F(rec, pin_late_readers_rounds)
  * A reader that sleeps 500 ms whenever it is woken (the last CPU's:
  * PEVT_STAGE_READER_DELAY_US), the workload on that CPU, 1-page rings,
  * system calls at period 1 (a ring filled in tens of microseconds):
- * - readers alone on their rings (-r 1, at nice -20, or SCHED_FIFO 1, the
+ * - readers that take their rings alone (-r 1, at nice -20, or SCHED_FIFO 1, the
  *   default as root) leave that ring full for the kernel to drop into,
  *   but for the main thread's watch (at most every 500 us, far slower than
  *   this ring fills; late_reader_watched is the rate it keeps up with):
@@ -318,9 +318,9 @@ TEST_F(rec, late_reader_lost)
 		bool alone;
 	} c[] = {
 		{ "--reader-nice 0", "[ pevt record: readers at nice 0, the main thread takes their rings too ]", false },
-		{ "--reader-nice -20", "[ pevt record: readers at nice -20, alone on their rings ]", true },
-		{ "", "[ pevt record: readers SCHED_FIFO 1, alone on their rings ]", true },
-		{ "-r 1", "[ pevt record: readers SCHED_FIFO 1, alone on their rings ]", true },
+		{ "--reader-nice -20", "[ pevt record: readers at nice -20, watched by the main thread ]", true },
+		{ "", "[ pevt record: readers SCHED_FIFO 1, watched by the main thread ]", true },
+		{ "-r 1", "[ pevt record: readers SCHED_FIFO 1, watched by the main thread ]", true },
 	};
 	long long samples, lost, total;
 	struct out o;
@@ -358,19 +358,6 @@ TEST_F(rec, late_reader_lost)
 	}
 }
 
-/*
- * The main thread's watch (stage_set__watch()): a reader that sleeps
- * 500 ms whenever it is woken (a wakeup that does not come, as on 6.1
- * under TCG: Documentation/record.md "Wakeups that do not come"), the
- * workload on its CPU, cpu-clock at 4 kHz into 1-page rings (about 25 ms
- * to fill one).  Without the watch (PEVT_STAGE_NO_WATCH=1) that ring
- * stays full: most samples lost (10609 of 11190 on the host).  With it
- * the main thread takes the ring once it is half full: at most a fifth
- * of that share lost (0 on an idle host; 1-6% while make check's debug
- * VM and other tests kept both CPUs busy, the main thread waiting for a
- * CPU), no record after two rounds newer than it, and perf reads what
- * pevt counted (with its warning on the lost, if any).
- */
 /* One run of late_reader_watched: its samples, its lost in @lost. */
 static long long lw_run(const char *rt, const char *drain, int nw, long long *lost)
 {
@@ -388,7 +375,22 @@ static long long lw_run(const char *rt, const char *drain, int nw, long long *lo
 	return samples;
 }
 
-/* four recordings and perf's reads: longer than 30 s beside make check's VMs */
+/*
+ * The main thread's watch (stage_set__watch()): a reader that sleeps
+ * 500 ms whenever it is woken (a wakeup that does not come, as on 6.1
+ * under TCG: Documentation/record.md "Wakeups that do not come"), the
+ * workload on its CPU, cpu-clock at 4 kHz into 1-page rings (about 25 ms
+ * to fill one).  Without the watch (PEVT_STAGE_NO_WATCH=1) that ring
+ * stays full: most samples lost (10609 of 11190 on the host).  With it
+ * the main thread takes the ring once it is half full: at most a fifth
+ * of that share lost (0 on an idle host; 1-6% while make check's debug
+ * VM and other tests kept both CPUs busy, the main thread waiting for a
+ * CPU), no record after two rounds newer than it, and perf reads what
+ * pevt counted (with its warning on the lost, if any).
+ *
+ * Four recordings and perf's reads: longer than 30 s beside make check's
+ * VMs, hence 180 s.
+ */
 TEST_F_TIMEOUT(rec, late_reader_watched, 180)
 {
 	static const char *const rt[] = { "", "-r 1" };

@@ -2288,12 +2288,13 @@ static void record_progress(struct record *r, bool final)
 		fprintf(stderr, "[ pevt record: drain %s ]\n", drain__describe(r->drain));
 	/* The default drain says nothing unless its readers could not be SCHED_FIFO. */
 	if (r->stages && r->readers_rt && !r->o->pin_default)
-		fprintf(stderr, "[ pevt record: readers SCHED_FIFO %d, alone on their rings ]\n",
-			r->readers_rt);
+		fprintf(stderr, "[ pevt record: readers SCHED_FIFO %d, %s ]\n", r->readers_rt,
+			r->stage_set.no_watch ? "alone on their rings" : "watched by the main thread");
 	else if (r->stages && !r->readers_rt)
 		fprintf(stderr, "[ pevt record: readers at nice %d, %s ]\n", r->readers_nice,
 			r->stage_set.help ? "the main thread takes their rings too" :
-					    "alone on their rings");
+			r->stage_set.no_watch ? "alone on their rings" :
+						"watched by the main thread");
 	if (!r->o->sw.on) {
 		fprintf(stderr, "[ pevt record: Captured and wrote %.3f MB %s (%" PRIu64
 			" samples, %" PRIu64 " lost) ]\n", mb, r->path, r->samples, lost_now(r));

@@ -350,7 +350,8 @@ void stage_set__sync(struct stage_set *ss)
 			 */
 			if (waits++ && !ss->no_watch && fill_try(st))
 				break;
-			futex_wait(&st->took, took, STAGE_WATCH_MIN_NS * 2);
+			/* PEVT_STAGE_NO_WATCH: the 10 ms steps of before the watch */
+			futex_wait(&st->took, took, ss->no_watch ? 10000000 : STAGE_WATCH_MIN_NS * 2);
 		}
 	}
 }
@@ -368,7 +369,8 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		size = pevt_mmap__data_size(st->map);
 		head = pevt_mmap__read_head(st->map);
 		tail = LOAD(&pevt_mmap__control(st->map)->data_tail);
-		if (head - tail >= size / 2)
+		/* Helping, pass() takes every ring on every turn anyway. */
+		if (!ss->help && head - tail >= size / 2)
 			fill_try(st);
 		/*
 		 * The rate since the head last moved, over at least a minimum
