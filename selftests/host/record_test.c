@@ -421,6 +421,58 @@ TEST_F_TIMEOUT(rec, late_reader_watched, 180)
 }
 
 /*
+ * A main thread preempted while it takes a ring (the watch's or a
+ * round's take) as the ring's SCHED_FIFO reader is woken: pevt record
+ * and the workload on the last CPU, the first watch takes that CPU's
+ * ring, wakes its reader and holds the ring 200 ms
+ * (PEVT_STAGE_MAIN_HOLD_US).  The reader must sleep until the main
+ * thread is done: one that spins (sched_yield(), as until 2026-12-05)
+ * keeps the main thread, which shares its CPU, off it until RT
+ * throttling lets it run (on the host: 1.13 and 1.17 s of CPU, the
+ * recording of a 0.3 s sleep 1.27 s long, "RT throttling activated";
+ * with the sleep 0.02 s and 0.32 s).  The recorder's CPU time must stay
+ * under 0.5 s and the file must read.
+ */
+/* One run of reader_waits_main_take: its samples (-1: failed), @cpu, @lost. */
+static long long wm_run(const char *drain, double *cpu, long long *lost)
+{
+	long last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	struct rusage r0, r1;
+	long long samples;
+	struct out o;
+
+	getrusage(RUSAGE_CHILDREN, &r0);
+	run(&o, "PEVT_STAGE_MAIN_HOLD_US=200000 taskset -c %ld %s record --drain=%s "
+	    "-e cpu-clock -F 1000 -m 1 -o wm.data -- sleep 0.3", last, pevt_bin, drain);
+	getrusage(RUSAGE_CHILDREN, &r1);
+	*cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+			r0.ru_stime.tv_sec) +
+	       (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+			r0.ru_stime.tv_usec) / 1e6;
+	samples = o.status ? -1 : rec_summary(o.err, lost);
+	if (o.status)
+		fprintf(stderr, "# %s\n", o.err);
+	out_free(&o);
+	return samples;
+}
+
+TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
+{
+	long long samples, lost = 0;
+	double cpu;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	if (geteuid())
+		SKIP(return, "SCHED_FIFO readers: root only");
+	samples = wm_run(variant->drain, &cpu, &lost);
+	TH_LOG("recorder and sleep: %.3f s of CPU; %lld samples, %lld lost", cpu, samples, lost);
+	ASSERT_LE(0, samples);
+	EXPECT_GT(0.5, cpu) TH_LOG("the reader spun while the main thread held its ring");
+	check_read_lost(_metadata, "wm.data", samples, lost);
+}
+
+/*
  * Back-pressure: 100000 system calls at period 1 into 1-page buffers, so
  * the kernel fills each buffer many times while its earlier bytes are
  * being written.  What perf reads back must be exactly what pevt counted

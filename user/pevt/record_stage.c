@@ -7,8 +7,9 @@
  *   filler	the ring (data_tail), @wr and its chunks' data and @len,
  *		@staged, @free_tail, @nr_chunks: the reader, or the main
  *		thread, whichever holds @filling (taken by an atomic
- *		exchange, never waited for by the reader, which only
- *		yields and tries again).
+ *		exchange; a reader that finds the main thread at it
+ *		sleeps on it as a futex until it is released, the main
+ *		thread yields and tries again).
  *   main	@rd, @rd_off, @written, @free_head, @want; everything of
  *		the reader's once @gone is seen.
  *   reader	@took: the last @want it took its ring for.
@@ -140,14 +141,46 @@ static void stage_fill(struct stage *st)
 	STORE(&pc->data_tail, head);
 }
 
+static bool fill_take(struct stage *st)
+{
+	return !__atomic_exchange_n(&st->filling, 1, __ATOMIC_ACQUIRE);
+}
+
+/* Let go of the ring; wake its reader if it sleeps on it. */
+static void fill_release(struct stage *st)
+{
+	__atomic_store_n(&st->filling, 0, __ATOMIC_SEQ_CST);
+	/* @filling before @fill_waits; the reader stores them the other way */
+	if (__atomic_load_n(&st->fill_waits, __ATOMIC_SEQ_CST))
+		futex_wake(&st->filling);
+}
+
 /* Fill unless the other side is filling now. */
 static bool fill_try(struct stage *st)
 {
-	if (__atomic_exchange_n(&st->filling, true, __ATOMIC_ACQUIRE))
+	if (!fill_take(st))
 		return false;
 	stage_fill(st);
-	__atomic_store_n(&st->filling, false, __ATOMIC_RELEASE);
+	fill_release(st);
 	return true;
+}
+
+/*
+ * The reader takes its ring, after the main thread if it is at it.  It
+ * sleeps meanwhile: at SCHED_FIFO a spin (sched_yield()) keeps a main
+ * thread preempted on this CPU in its take off the CPU until RT
+ * throttling, and the reader with it (host test
+ * rec.pin.reader_waits_main_take).  The timeout is a guard only.
+ */
+static void fill_reader(struct stage *st)
+{
+	while (!fill_take(st)) {
+		__atomic_store_n(&st->fill_waits, 1, __ATOMIC_SEQ_CST);
+		futex_wait(&st->filling, 1, 1000000);
+		__atomic_store_n(&st->fill_waits, 0, __ATOMIC_RELAXED);
+	}
+	stage_fill(st);
+	fill_release(st);
 }
 
 /* The main thread takes the ring, once the reader (if at it) is done. */
@@ -181,8 +214,7 @@ static void *reader_run(void *arg)
 			/* nonblocking, and only this thread reads it: cannot fail */
 		}
 		want = LOAD(&st->want);		/* asked before the fill that answers it */
-		while (!fill_try(st))
-			sched_yield();		/* the main thread's fill is short */
+		fill_reader(st);
 		if (want != st->took) {
 			STORE(&st->took, want);
 			futex_wake(&st->took);
@@ -242,11 +274,13 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 	int i, err = 0;
 	const char *d = getenv("PEVT_STAGE_READER_DELAY_US");
 	const char *nw = getenv("PEVT_STAGE_NO_WATCH");
+	const char *hold = getenv("PEVT_STAGE_MAIN_HOLD_US");
 
 	memset(ss, 0, sizeof(*ss));
 	ss->help = help;
 	ss->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
 	ss->no_watch = nw && *nw == '1';
+	ss->hold_us = hold ? (unsigned int)strtoul(hold, NULL, 10) : 0;
 	ss->st = st;
 	ss->nr = nr;
 	ss->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -361,6 +395,22 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 	uint64_t next = STAGE_WATCH_IDLE_NS, size, head, tail;
 	int i;
 
+	/*
+	 * Tests: a main thread preempted in a take while the ring's reader
+	 * is woken (run pinned to the reader's CPU, the kick's wakeup
+	 * preempts it at once).
+	 */
+	if (ss->hold_us && ss->nr && ss->st[ss->nr - 1].started) {
+		struct stage *st = &ss->st[ss->nr - 1];
+
+		if (fill_take(st)) {
+			kick(st->kick_fd);
+			usleep(ss->hold_us);
+			stage_fill(st);
+			fill_release(st);
+		}
+		ss->hold_us = 0;
+	}
 	for (i = 0; i < ss->nr && !ss->no_watch; i++) {
 		struct stage *st = &ss->st[i];
 

@@ -107,7 +107,8 @@ struct stage {
 	struct stage_chunk *freeq[STAGE_FREEQ];
 	unsigned int free_head;		/* the main thread pushes here */
 	unsigned int free_tail;		/* the reader pops here */
-	bool filling;			/* the reader or the main thread takes the ring */
+	unsigned int filling;		/* the reader or the main thread takes the ring (a futex) */
+	unsigned int fill_waits;	/* the reader sleeps until @filling is released */
 	unsigned int want, took;	/* a round's request, the reader's answer */
 	bool gone;			/* the reader has ended */
 	int err;			/* -EBADMSG: head and tail inconsistent */
@@ -127,6 +128,8 @@ struct stage_set {
 	unsigned int delay_us;		/* PEVT_STAGE_READER_DELAY_US (tests): the last
 					   reader sleeps this long when woken */
 	bool no_watch;			/* PEVT_STAGE_NO_WATCH=1 (A/B runs): no rescue */
+	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
+					   holds the last ring this long, its reader woken */
 };
 
 /*
