@@ -430,11 +430,14 @@ TEST_F_TIMEOUT(rec, late_reader_watched, 180)
  * keeps the main thread, which shares its CPU, off it until RT
  * throttling lets it run (on the host: 1.13 and 1.17 s of CPU, the
  * recording of a 0.3 s sleep 1.27 s long, "RT throttling activated";
- * with the sleep 0.02 s and 0.32 s).  The recorder's CPU time must stay
- * under 0.5 s and the file must read.
+ * with the sleep 0.01-0.02 s and 0.32 s).  One that spins until
+ * STAGE_SPIN_NS (not looking at the main thread's CPU) took 0.11-0.12 s
+ * and 0.42 s.  The recorder's CPU time must stay under 0.5 s and within
+ * 0.06 s of the same recording's without the hold, and the file must
+ * read.
  */
 /* One run of reader_waits_main_take: its samples (-1: failed), @cpu, @lost. */
-static long long wm_run(const char *drain, double *cpu, long long *lost)
+static long long wm_run(const char *drain, int hold_us, double *cpu, long long *lost)
 {
 	long last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
 	struct rusage r0, r1;
@@ -442,8 +445,8 @@ static long long wm_run(const char *drain, double *cpu, long long *lost)
 	struct out o;
 
 	getrusage(RUSAGE_CHILDREN, &r0);
-	run(&o, "PEVT_STAGE_MAIN_HOLD_US=200000 taskset -c %ld %s record --drain=%s "
-	    "-e cpu-clock -F 1000 -m 1 -o wm.data -- sleep 0.3", last, pevt_bin, drain);
+	run(&o, "PEVT_STAGE_MAIN_HOLD_US=%d taskset -c %ld %s record --drain=%s "
+	    "-e cpu-clock -F 1000 -m 1 -o wm.data -- sleep 0.3", hold_us, last, pevt_bin, drain);
 	getrusage(RUSAGE_CHILDREN, &r1);
 	*cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
 			r0.ru_stime.tv_sec) +
@@ -459,16 +462,21 @@ static long long wm_run(const char *drain, double *cpu, long long *lost)
 TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
 {
 	long long samples, lost = 0;
-	double cpu;
+	double cpu, base;
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
 	if (geteuid())
 		SKIP(return, "SCHED_FIFO readers: root only");
-	samples = wm_run(variant->drain, &cpu, &lost);
-	TH_LOG("recorder and sleep: %.3f s of CPU; %lld samples, %lld lost", cpu, samples, lost);
+	samples = wm_run(variant->drain, 0, &base, &lost);
+	ASSERT_LE(0, samples);
+	samples = wm_run(variant->drain, 200000, &cpu, &lost);
+	TH_LOG("recorder and sleep: %.3f s of CPU, %.3f s without the hold; %lld samples, %lld lost",
+	       cpu, base, samples, lost);
 	ASSERT_LE(0, samples);
 	EXPECT_GT(0.5, cpu) TH_LOG("the reader spun while the main thread held its ring");
+	EXPECT_GT(0.06, cpu - base) TH_LOG("the reader spun (up to STAGE_SPIN_NS) on the main "
+					   "thread's CPU");
 	check_read_lost(_metadata, "wm.data", samples, lost);
 }
 

@@ -21,8 +21,11 @@
  *	stage__free(st);
  *
  * Whoever takes a ring holds the stage's @filling flag, taken by an
- * atomic exchange; a reader that finds it taken yields and tries again
- * (it never sleeps on the main thread).  Taken bytes go into chunks
+ * atomic exchange.  Only a late reader's ring is taken by the main
+ * thread (below); a reader that finds the flag taken spins while the
+ * main thread is on another CPU and sleeps on it (a futex the release
+ * wakes) when it is on the reader's own; the main thread, which finds
+ * it taken, yields and tries again.  Taken bytes go into chunks
  * that the taker appends to and publishes by a release store of the
  * chunk's length; the main thread follows the chunk list and hands
  * written chunks back through a single-producer single-consumer queue.
@@ -50,7 +53,11 @@
  * it (stage_set__watch()), takes a ring that is half full (the kernel's
  * wakeup point) or more, unless its reader is at it; and a round's pass
  * takes a ring itself when its reader has not answered in a millisecond.
- * Then, for a moment, a reader may yield behind the main thread's fill.
+ * Then, for the length of one copy, a reader may wait for the main
+ * thread: it sleeps if the main thread is on its CPU, so that a main
+ * thread it preempted in its take can finish it (a SCHED_FIFO reader
+ * spinning there kept it off that CPU until RT throttling: host test
+ * rec.pin.reader_waits_main_take).
  * The ring is saved only if the main thread gets a CPU in time: under
  * single-threaded TCG it woke 4-6 ms late at times, and the 6.1 -m 16
  * loss went from 14 of 400 runs to 3 of 400, not to none
@@ -109,6 +116,7 @@ struct stage {
 	unsigned int free_tail;		/* the reader pops here */
 	unsigned int filling;		/* the reader or the main thread takes the ring (a futex) */
 	unsigned int fill_waits;	/* the reader sleeps until @filling is released */
+	int fill_cpu;			/* the main thread's CPU when it last tried to take the ring */
 	unsigned int want, took;	/* a round's request, the reader's answer */
 	bool gone;			/* the reader has ended */
 	int err;			/* -EBADMSG: head and tail inconsistent */
