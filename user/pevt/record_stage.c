@@ -24,7 +24,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +35,7 @@
 #include <linux/perf_event.h>
 #include <pevt/mmap.h>
 
+#include "main.h"
 #include "record_stage.h"
 
 struct stage_chunk {
@@ -184,16 +184,13 @@ static bool fill_try(struct stage *st)
 #define STAGE_SPIN_NS	100000000ull
 static void fill_reader(struct stage *st)
 {
-	struct timespec t0, t;
+	uint64_t t0 = 0;
 
-	if (fill_take(st))
-		goto fill;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!fill_take(st)) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!t0)
+			t0 = now_ns();
 		if (__atomic_load_n(&st->fill_cpu, __ATOMIC_RELAXED) != st->cpu &&
-		    (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + t.tv_nsec - t0.tv_nsec <
-			    STAGE_SPIN_NS) {
+		    now_ns() - t0 < STAGE_SPIN_NS) {
 			sched_yield();
 			continue;
 		}
@@ -201,7 +198,6 @@ static void fill_reader(struct stage *st)
 		futex_wait(&st->filling, 1, 1000000);
 		__atomic_store_n(&st->fill_waits, 0, __ATOMIC_RELAXED);
 	}
-fill:
 	stage_fill(st);
 	fill_release(st);
 }
