@@ -301,6 +301,58 @@ TEST(pinned_fill)
 	free(json);
 }
 
+/*
+ * rounds 3: each scheduler's second in three slices, taking turns ABBA;
+ * the figures are those of the sum (seconds, counts, the tick's median
+ * from the summed histogram), the claims of the starvation scenario
+ * hold as with one slice.
+ */
+TEST(rounds)
+{
+	const char *js = "/tmp/fairness_rounds.json";
+	const char *sk[] = { "stock", "rotid" };
+	double v[4];
+	struct out r;
+	char *json;
+	int i;
+
+	run(&r, "PEVT_PROGRESS=1 pevt bench fairness scenario starvation sched stock,rotid "
+	    "duration 1.2 rounds 3 switch none json %s", js);
+	ASSERT_EQ(0, r.status) TH_LOG("%s", r.err);
+	/* the progress lines, in turns: stock rotid, rotid stock, stock rotid */
+	for (i = 0; i < 6; i++) {
+		char line[96];
+
+		snprintf(line, sizeof(line), "%s, interval 4 ms, round %d of 3 (%d/6,",
+			 sk[(i / 2) % 2 ? 1 - i % 2 : i % 2], i / 2 + 1, i + 1);
+		EXPECT_NE(NULL, strstr(r.err, line)) TH_LOG("no '%s' in %s", line, r.err);
+	}
+	out_free(&r);
+	json = slurp(js);
+	ASSERT_NE(NULL, json);
+	for (i = 0; i < 2; i++) {
+		char *o = run_obj(json, "starvation", sk[i]);
+
+		ASSERT_NE(NULL, o);
+		EXPECT_EQ(3, num(o, "rounds"));
+		TH_LOG("%s: %.3f s over 3 rounds, error mean %.4f", sk[i], num(o, "seconds"),
+		       num(o, "error_mean"));
+		EXPECT_LE(1.15, num(o, "seconds"));	/* three slices of 0.4 s */
+		EXPECT_GE(1.6, num(o, "seconds"));
+		ASSERT_EQ(4, shares(o, v, 4));
+		if (i == 1) {
+			EXPECT_LE(0.4, v[2]);	/* rotid: no task group starves */
+			EXPECT_LE(0.4, v[3]);
+			EXPECT_GE(0.05, num(o, "error_mean"));
+		} else {
+			EXPECT_GE(0.1, v[2] < v[3] ? v[2] : v[3]);	/* stock starves one */
+		}
+		free(o);
+	}
+	free(json);
+	unlink(js);
+}
+
 TEST(switch_cost)
 {
 	char *json = bench_json(_metadata);
@@ -337,7 +389,7 @@ TEST(json_schema)
 	static const char *const run_keys[] = {
 		"interval_ms", "slots", "workload", "seconds", "jain", "min_share",
 		"utilization", "error_mean", "error_max", "ticks", "tick_ns",
-		"tick_p50_ns", "roundtrips", "groups",
+		"tick_p50_ns", "rounds", "roundtrips", "groups",
 	};
 	static const char *const member_keys[] = {
 		"\"source\":", "\"count\":", "\"enabled\":", "\"running\":",
@@ -489,6 +541,11 @@ TEST(bad_arguments)
 	run(&r, "pevt bench fairness duration 1x");
 	EXPECT_NE(0, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "duration: '1x'")) TH_LOG("%s", r.err);
+	out_free(&r);
+	run(&r, "pevt bench fairness rounds 0");
+	EXPECT_NE(0, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "rounds: '0' is not a number of rounds in 1..100"))
+		TH_LOG("%s", r.err);
 	out_free(&r);
 	/* An output file that cannot be written: said before anything runs. */
 	run(&r, "pevt bench fairness scenario basic json /nonexistent/f.json");

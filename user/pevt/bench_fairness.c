@@ -113,6 +113,9 @@ struct run_result {
 	double tick_ns;		/* mean */
 	double tick_p50;	/* median (the instrument's histogram), NAN: none */
 	uint64_t roundtrips;
+	int rounds;		/* slices this run is the sum of (bench option rounds) */
+	long long tick_ns_sum;	/* the rounds' tick time, for tick_ns */
+	long long tick_hist[PEVT_HIST_BUCKETS];	/* the rounds' ticks, for tick_p50 */
 };
 
 struct switch_result {
@@ -238,15 +241,6 @@ static int probes_read(struct probe_counts *pc)
 	free(line);
 	fclose(f);
 	return 0;
-}
-
-/* The @q quantile of probe @i's calls between two reads; NAN: none. */
-static double probes_quantile(const struct probe_counts *p0, const struct probe_counts *p1,
-			      int i, double q)
-{
-	double v = pevt_hist_quantile(p0->hist[i], p1->hist[i], q);
-
-	return v < 0 ? NAN : v;
 }
 
 /* ---- workloads ----------------------------------------------------- */
@@ -671,17 +665,21 @@ static void figures(struct run_result *r)
 	r->err_max = nan_or(emax, ne > 0);
 }
 
+/*
+ * One slice of @secs of @sc under @sk, added to @r (zeroed by the caller
+ * before the first): counts, enabled and running times, truths, ticks
+ * and their histogram.  run_finish() makes the figures of the sum.
+ */
 static int run_one(struct bench *b, const struct pevt_scenario *sc, enum sched_kind sk,
-		   unsigned int ivl, struct run_result *r)
+		   unsigned int ivl, double secs, struct run_result *r)
 {
 	struct probe_counts p0, p1;
 	struct workload w;
 	struct opened o;
 	uint64_t t0, rt0 = 0;
-	int i, j, ret = -1;
+	int i, j, k, ret = -1;
 	int tick = sk == SK_STOCK ? P_STOCK_TICK : P_PEVT_TICK;
 
-	memset(r, 0, sizeof(*r));
 	r->sc = sc;
 	r->sk = sk;
 	r->interval = ivl;
@@ -702,14 +700,19 @@ static int run_one(struct bench *b, const struct pevt_scenario *sc, enum sched_k
 	rt0 = __atomic_load_n(&w.shared[0], __ATOMIC_RELAXED);
 	t0 = now_ns();
 	enable_all(sc, &o, PERF_EVENT_IOC_ENABLE);
-	sleep_s(b->duration > 0 ? b->duration : sc->duration);
+	sleep_s(secs);
 	enable_all(sc, &o, PERF_EVENT_IOC_DISABLE);
-	r->seconds = (now_ns() - t0) / 1e9;
-	r->roundtrips = __atomic_load_n(&w.shared[0], __ATOMIC_RELAXED) - rt0;
+	r->seconds += (now_ns() - t0) / 1e9;
+	r->roundtrips += __atomic_load_n(&w.shared[0], __ATOMIC_RELAXED) - rt0;
 	probes_read(&p1);
-	r->ticks = p0.ok[tick] && p1.ok[tick] ? p1.calls[tick] - p0.calls[tick] : -1;
-	r->tick_ns = r->ticks > 0 ? (double)(p1.ns[tick] - p0.ns[tick]) / r->ticks : NAN;
-	r->tick_p50 = r->ticks > 0 ? probes_quantile(&p0, &p1, tick, 0.5) : NAN;
+	if (!p0.ok[tick] || !p1.ok[tick]) {
+		r->ticks = -1;
+	} else if (r->ticks >= 0) {
+		r->ticks += p1.calls[tick] - p0.calls[tick];
+		r->tick_ns_sum += p1.ns[tick] - p0.ns[tick];
+		for (k = 0; k < PEVT_HIST_BUCKETS; k++)
+			r->tick_hist[k] += p1.hist[tick][k] - p0.hist[tick][k];
+	}
 
 	for (i = 0; i < sc->nr_groups; i++) {
 		const struct pevt_scen_group *g = &sc->groups[i];
@@ -723,27 +726,48 @@ static int run_one(struct bench *b, const struct pevt_scenario *sc, enum sched_k
 				      i, strerror(errno));
 				goto out;
 			}
-			m->val = v[0];
-			m->ena = v[1];
-			m->run = v[2];
-			m->truth = t[0];
-			if (!t[0])
+			m->val += v[0];
+			m->ena += v[1];
+			m->run += v[2];
+			m->truth += t[0];
+		}
+	}
+	r->rounds++;
+	ret = 0;
+out:
+	close_all(sc, &o);
+	workload_stop(&w);
+	return ret;
+}
+
+/* The figures of @r, the sum of its rounds. */
+static void run_finish(struct run_result *r)
+{
+	static const long long zero[PEVT_HIST_BUCKETS];
+	const struct pevt_scenario *sc = r->sc;
+	int i, j;
+
+	r->tick_ns = r->ticks > 0 ? (double)r->tick_ns_sum / r->ticks : NAN;
+	r->tick_p50 = r->ticks > 0 ? pevt_hist_quantile(zero, r->tick_hist, 0.5) : NAN;
+	if (r->tick_p50 < 0)
+		r->tick_p50 = NAN;
+	for (i = 0; i < sc->nr_groups; i++) {
+		for (j = 0; j < sc->groups[i].nr_members; j++) {
+			struct member_result *m = &r->g[i].m[j];
+
+			if (!m->truth)
 				m->err = NAN;
-			else if (!v[2])
+			else if (!m->run)
 				m->err = 1.0;	/* never ran: nothing is known */
 			else
-				m->err = fabs((double)v[0] * v[1] / v[2] - t[0]) / t[0];
+				m->err = fabs((double)m->val * m->ena / m->run - m->truth) /
+					 m->truth;
 		}
 		r->g[i].ena = r->g[i].m[0].ena;
 		r->g[i].run = r->g[i].m[0].run;
 		r->g[i].share = r->g[i].ena ? (double)r->g[i].run / r->g[i].ena : 0;
 	}
 	figures(r);
-	ret = 0;
-out:
-	close_all(sc, &o);
-	workload_stop(&w);
-	return ret;
 }
 
 /* ---- switch cost ---------------------------------------------------- */
@@ -975,7 +999,8 @@ static void json_run(FILE *f, const struct run_result *r)
 		fprintf(f, "\"ticks\":null,");
 	json_num(f, "tick_ns", r->tick_ns, true);
 	json_num(f, "tick_p50_ns", r->tick_p50, true);
-	fprintf(f, "\"roundtrips\":%" PRIu64 ",\"groups\":[", r->roundtrips);
+	fprintf(f, "\"rounds\":%d,\"roundtrips\":%" PRIu64 ",\"groups\":[", r->rounds,
+		r->roundtrips);
 	for (i = 0; i < sc->nr_groups; i++) {
 		const struct pevt_scen_group *g = &sc->groups[i];
 
@@ -1154,6 +1179,15 @@ static int load_scenario(const char *arg, struct pevt_scenario *sc)
 	return 0;
 }
 
+/* ", round R of N" for the progress line. */
+static const char *round_note(int rd, int rounds)
+{
+	static char buf[48];
+
+	snprintf(buf, sizeof(buf), ", round %d of %d", rd + 1, rounds);
+	return buf;
+}
+
 static int bench_setup(struct bench *b, bool need_pevt)
 {
 	FILE *f;
@@ -1223,6 +1257,7 @@ int bench_fairness(int argc, char **argv)
 	struct switch_result sw[MAX_SW_CFG];
 	unsigned long ivl[MAX_IVL], ks[MAX_K] = { 1, 4 }, sk_list[NR_SK];
 	int nscen = 0, nivl = 0, nk = 2, nsk = 0, nruns = 0, nsw = 0, planned;
+	int rounds = 1, rd, slices = 0;
 	uint64_t t0;
 	const char *json = NULL, *data = NULL;
 	FILE *jf = NULL, *df = NULL;
@@ -1278,6 +1313,17 @@ int bench_fairness(int argc, char **argv)
 			b.duration = strtod(*argv, &end);
 			if (*end || !(b.duration >= 0.1 && b.duration <= 600)) {
 				p_err("duration: '%s' is not a number of seconds in 0.1..600", *argv);
+				return -1;
+			}
+		} else if (is_prefix(*argv, "rounds")) {
+			char *end;
+
+			NEXT_ARG();
+			if (!REQ_ARGS(1))
+				return -1;
+			rounds = (int)strtol(*argv, &end, 10);
+			if (*end || end == *argv || rounds < 1 || rounds > 100) {
+				p_err("rounds: '%s' is not a number of rounds in 1..100", *argv);
 				return -1;
 			}
 		} else if (is_prefix(*argv, "switch")) {
@@ -1354,16 +1400,30 @@ int bench_fairness(int argc, char **argv)
 		int niv = nivl ? nivl : scen[s].workload == PEVT_WL_PHASED ? 3 : 1;
 
 		for (v = 0; v < niv; v++) {
+			double secs = (b.duration > 0 ? b.duration : scen[s].duration) / rounds;
 			int first = nruns;
 
-			for (i = 0; i < nsk; i++) {
-				progress(v == 0 && i == 0, t0, nruns, planned + (nk ? 1 : 0),
-					 "bench fairness: scenario %s (%d of %d), %s, interval %lu ms",
-					 scen[s].name, s + 1, nscen, sk_name[sk_list[i]], iv[v]);
-				if (run_one(&b, &scen[s], sk_list[i], iv[v], &runs[nruns]))
-					goto out;
-				nruns++;
+			memset(&runs[first], 0, nsk * sizeof(runs[0]));
+			/*
+			 * Subjects in turn, ABBA: a host whose speed drifts
+			 * over seconds (TCG) weighs on each alike.
+			 */
+			for (rd = 0; rd < rounds; rd++) {
+				for (k = 0; k < nsk; k++) {
+					i = rd % 2 ? nsk - 1 - k : k;
+					progress(v == 0 && rd == 0 && k == 0, t0, slices,
+						 planned * rounds + (nk ? 1 : 0),
+						 "bench fairness: scenario %s (%d of %d), %s, interval %lu ms%s",
+						 scen[s].name, s + 1, nscen, sk_name[sk_list[i]], iv[v],
+						 rounds > 1 ? round_note(rd, rounds) : "");
+					if (run_one(&b, &scen[s], sk_list[i], iv[v], secs,
+						    &runs[first + i]))
+						goto out;
+					slices++;
+				}
 			}
+			for (i = 0; i < nsk; i++)
+				run_finish(&runs[nruns++]);
 			print_scenario(&runs[first], nruns - first);
 			print_ratios(&runs[first], nruns - first);
 			fflush(stdout);
@@ -1377,7 +1437,7 @@ int bench_fairness(int argc, char **argv)
 		for (k = 0; k < nk; k++)
 			for (i = 0; i < nsk; i++)
 				cfg[nsw++] = (struct switch_result){ .sk = sk_list[i], .k = ks[k] };
-		progress(true, t0, nruns, planned + 1,
+		progress(true, t0, slices, planned * rounds + 1,
 			 "bench fairness: context-switch cost, %d configurations", nsw);
 		if (run_switches(&b, cfg, nsw, sw_secs, sw))
 			goto out;
