@@ -106,6 +106,7 @@ void ctx_task_sched_in(struct pevt_cpu_context *cpuctx, struct pevt_context *ctx
 		ctx_sched_in(ctx, PEVT_EVENT_PINNED);
 		ctx_sched_in(cctx, PEVT_EVENT_FLEXIBLE);
 		ctx_sched_in(ctx, PEVT_EVENT_FLEXIBLE);
+		sched_task_switch_done();	/* rotid: the tick's note */
 		raw_spin_unlock(&cctx->lock);
 	}
 	/*
@@ -132,6 +133,8 @@ void ctx_task_sched_out(struct pevt_cpu_context *cpuctx, struct pevt_context *ct
 	pevt_update_context_time(ctx);
 	ctx_sched_out(ctx, PEVT_EVENT_ALL);
 	ctx->active_cpu = -1;
+	if (ctx->nr_hw_events)
+		sched_task_switch_out();	/* rotid: the tick's pair is gone */
 	if (cpuctx->task_ctx == ctx)
 		cpuctx->task_ctx = NULL;
 }

@@ -1399,6 +1399,7 @@ static atomic64_t pevt_ctx_key_gens = ATOMIC64_INIT(0);
 void pevt_ctx_key_changed(struct pevt_context *ctx)
 {
 	WRITE_ONCE(ctx->key_gen, atomic64_inc_return(&pevt_ctx_key_gens));
+	sched_key_changed(ctx);
 }
 
 /**

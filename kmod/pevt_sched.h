@@ -18,8 +18,12 @@ bool sched_ctx_flexible_in(struct pevt_context *ctx);
 void sched_rotation_needed(void);
 void sched_ctx_changed(struct pevt_context *ctx);
 void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx);
+void sched_task_switch_done(void);
+void sched_task_switch_out(void);
+void sched_key_changed(struct pevt_context *ctx);
 /* Called by vpmu.c when the stock side or the debugfs holder takes or frees a slot. */
 void sched_slots_changed(int cpu);
+void sched_slots_taken(int cpu);
 
 int pevt_sched_init(void);
 void *pevt_sched_tick_fn(void);	/* for the bench instrument (probe.c) */

@@ -110,6 +110,16 @@ module_param_named(rotid_idle_pass, sched_idle_pass, bool, 0644);
 MODULE_PARM_DESC(rotid_idle_pass,
 		 "test knob: a rotid tick with nothing to rotate runs the pass anyway (default N)");
 
+/*
+ * Test knob: a tick that trusts sc->idle also does the full check of
+ * sched_tick_idle() and counts the ticks where the flag was stale
+ * (idle_stale in the plan file; it then runs the pass).
+ */
+static bool sched_idle_verify;
+module_param_named(rotid_idle_verify, sched_idle_verify, bool, 0644);
+MODULE_PARM_DESC(rotid_idle_verify,
+		 "test knob: check every tick that trusts the cached idle flag against the full check, counting stale flags (default N)");
+
 struct sched_key {
 	u64	id;		/* leader's event id */
 	u16	nr_members;	/* enabled members needing a slot */
@@ -165,6 +175,16 @@ struct sched_cpu {
 	 * runs the pass even when nothing rotates.
 	 */
 	bool			unplaced;
+	/*
+	 * sched_idle_note() found the current pair's plan to be one
+	 * rotation as it was (sched_tick_idle()'s check) at the end of the
+	 * last switch-in or pass, and nothing has changed since: every
+	 * writer of what that check reads clears it (the switch-out, a key
+	 * generation, the stock side's slots, a forget).  The tick then
+	 * reads only this page.
+	 */
+	bool			idle;
+	bool			verify;	/* rotid_idle_verify, as of the last note */
 	/* The cached plan (written on this CPU, irqs off, slock held). */
 	bool			valid;
 	bool			overflow;
@@ -203,6 +223,8 @@ struct sched_cpu {
 	u64			switch_walks; /* walks of a context's groups at them */
 	u64			idle_ticks; /* ticks meeting a one-rotation plan as it was */
 	u64			idle_passes; /* of them, those that ran the pass anyway */
+	u64			idle_cached; /* of them, found by sc->idle alone */
+	u64			idle_stale; /* sc->idle set, the full check not (verify) */
 	u64			slot_kicks; /* timer kicks by the stock side's slot changes */
 	u64			t_rot;	/* local_clock() when rotation r began */
 	u64			plans;	/* rot_plan() runs */
@@ -658,6 +680,7 @@ static void sched_forget(struct sched_cpu *sc)
 	u32 i;
 
 	sc->valid = false;
+	sc->idle = false;
 	for (i = 0; i < SCHED_SAVED; i++)
 		sc->saved[i].valid = false;
 	sc->req_live = false;
@@ -948,6 +971,32 @@ static struct pevt_context *sched_plan_tctx(struct pevt_context *tctx)
 	return tctx && tctx->nr_hw_events ? tctx : NULL;
 }
 
+/* sched_tick_idle()'s check (see there): nothing to rotate now. */
+static bool sched_idle_check(struct sched_cpu *sc)
+{
+	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
+	struct pevt_context *cctx = &cpuctx->ctx;
+	int cpu = smp_processor_id();
+
+	return READ_ONCE(sched_policy) == SCHED_ROTID && cctx->active_cpu == cpu &&
+	       sc->plan.nr_rotations <= 1 &&
+	       sched_lead_known(sc, cctx, sched_plan_tctx(cpuctx->task_ctx),
+				vpmu_slots_foreign(cpu));
+}
+
+/*
+ * End of a switch-in or a pass (irqs off, on this CPU): note for the
+ * tick whether the pair now current has nothing to rotate.  What the
+ * check reads was just read by the caller, so this costs no page the
+ * switch did not touch; the tick that trusts the note reads nothing but
+ * the first page of @sc, where its hrtimer is.
+ */
+static void sched_idle_note(struct sched_cpu *sc)
+{
+	sc->verify = READ_ONCE(sched_idle_verify);
+	sc->idle = !READ_ONCE(sched_idle_pass) && sched_idle_check(sc);
+}
+
 /* classic: perf's greedy pass for both contexts' flexible groups again. */
 static void sched_greedy(struct pevt_context *cctx, struct pevt_context *tctx)
 {
@@ -1019,6 +1068,7 @@ out:
 	raw_spin_unlock(&cctx->lock);
 	if (tctx)
 		raw_spin_unlock(&tctx->lock);
+	sched_idle_note(sc);
 	return more;
 }
 
@@ -1045,7 +1095,9 @@ static void sched_pass_time(struct sched_cpu *sc, u64 t0)
  * (sched_unplace(), sched_apply() twice) cost them what a rotation costs
  * (fairness.md "Ticks with nothing to rotate"), and so did, under TCG,
  * the locks and clock reads around it (fairness.md "An idle tick without
- * locks"); stock's tick returns as early.
+ * locks"), and then the pages the check itself reads (the contexts, the
+ * vPMU's per-CPU slots, the module's parameters: fairness.md "An idle
+ * tick on one page"); stock's tick returns as early.
  *
  * No ctx lock: this CPU's active contexts change only on this CPU with
  * irqs off (ctx_function_call(), the switch hooks), and so does the
@@ -1056,20 +1108,23 @@ static void sched_pass_time(struct sched_cpu *sc, u64 t0)
  */
 static bool sched_tick_idle(struct sched_cpu *sc)
 {
-	struct pevt_cpu_context *cpuctx = this_cpu_ptr(&pevt_cpu_ctx);
-	struct pevt_context *cctx = &cpuctx->ctx;
-	int cpu = smp_processor_id();
-
-	if (READ_ONCE(sched_policy) != SCHED_ROTID || cctx->active_cpu != cpu ||
-	    sc->plan.nr_rotations > 1 ||
-	    !sched_lead_known(sc, cctx, sched_plan_tctx(cpuctx->task_ctx),
-			      vpmu_slots_foreign(cpu)))
+	if (sc->idle && !sc->unplaced) {
+		if (!sc->verify || sched_idle_check(sc)) {
+			sc->idle_ticks++;
+			sc->idle_cached++;
+			return true;
+		}
+		sc->idle_stale++;	/* a writer that did not clear it */
+		sc->idle = false;
+	}
+	if (!sched_idle_check(sc))
 		return false;
 	sc->idle_ticks++;
 	if (sc->unplaced || READ_ONCE(sched_idle_pass)) {
 		sc->idle_passes++;
 		return false;
 	}
+	sc->idle = true;
 	return true;
 }
 
@@ -1083,7 +1138,7 @@ static enum hrtimer_restart pevt_sched_tick(struct hrtimer *t)
 	 * A pinned hrtimer of a CPU going offline migrates: its contexts
 	 * are not this CPU's.  The CPU's context is scheduled out anyway.
 	 */
-	if (sc != this_cpu_read(sched_cpus) || sc->offline)
+	if (sc->cpu != smp_processor_id() || sc->offline)
 		return HRTIMER_NORESTART;
 	sc->runs++;
 	if (sched_tick_idle(sc))
@@ -1272,6 +1327,86 @@ void sched_task_switch_in(struct pevt_context *cctx, struct pevt_context *tctx)
 }
 
 /**
+ * sched_task_switch_done() - a task context's switch-in is over
+ *
+ * Called by ctx_task_sched_in() after the flexible passes, irqs off: note
+ * for the tick whether the new pair has nothing to rotate (sc->idle).
+ */
+void sched_task_switch_done(void)
+{
+	if (!READ_ONCE(sched_ready))
+		return;
+	sched_idle_note(this_cpu_read(sched_cpus));
+}
+
+/**
+ * sched_task_switch_out() - a task context with hardware events leaves
+ *
+ * Called by ctx_task_sched_out(), irqs off: the pair the tick's note was
+ * for is gone (the next switch-in, or the next pass, notes again).
+ *
+ * If the pair's plan left groups off (rotating, or ALWAYS_OFF behind the
+ * task's pinned groups), the tick runs at the next interval: should no
+ * task with hardware events come in (the CPU idles, or runs a task pevt
+ * does not monitor), the CPU context's groups get the slots the task
+ * gave back at that tick, as stock's rotation gives them.  Until
+ * 2026-12-05 nothing armed it there: a CPU group behind a sleeping
+ * task's pinned group got no time while the task slept (fairness.md "An
+ * idle tick on one page").  A task that comes in first takes its own
+ * plan, and the tick finds that.
+ */
+void sched_task_switch_out(void)
+{
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready))
+		return;
+	sc = this_cpu_read(sched_cpus);
+	sc->idle = false;
+	if (sc->valid && (sc->plan.nr_rotations > 1 || sc->plan.nr_always_off))
+		sched_arm(sc, sched_interval());
+}
+
+/**
+ * sched_key_changed() - @ctx's key generation moved
+ * @ctx: the context (ctx->lock held, or not yet visible)
+ *
+ * Where @ctx is active, the tick's note may be for its old groups: clear
+ * it.  An active context changes only on its CPU with irqs off, so the
+ * CPU is this one, but any CPU's note may be cleared: that only costs
+ * its next tick the full check.
+ */
+void sched_key_changed(struct pevt_context *ctx)
+{
+	int cpu = READ_ONCE(ctx->active_cpu);
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready) || cpu < 0 || cpu >= nr_cpu_ids)
+		return;
+	sc = per_cpu(sched_cpus, cpu);
+	if (sc)
+		WRITE_ONCE(sc->idle, false);
+}
+
+/**
+ * sched_slots_taken() - the stock side took a slot of @cpu
+ * @cpu: the CPU (this one, irqs off: the stock PMU's add)
+ *
+ * The note was made around the slots held before.  (Slots given back go
+ * through sched_slots_changed().)
+ */
+void sched_slots_taken(int cpu)
+{
+	struct sched_cpu *sc;
+
+	if (!READ_ONCE(sched_ready))
+		return;
+	sc = per_cpu(sched_cpus, cpu);
+	if (sc && sc->idle)
+		WRITE_ONCE(sc->idle, false);
+}
+
+/**
  * sched_rotation_needed() - a flexible group did not fit on this CPU
  *
  * Called by ctx_sched_in() (irqs off, on this CPU): arm the tick.
@@ -1323,10 +1458,13 @@ void sched_slots_changed(int cpu)
 
 	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
 		return;
+	/* The tick's note was made around the slots held before. */
+	sc = per_cpu(sched_cpus, cpu);
+	if (sc->idle)
+		WRITE_ONCE(sc->idle, false);
 	if (irqs_disabled()) {
 		if (cpu != smp_processor_id())
 			return;
-		sc = this_cpu_read(sched_cpus);
 		/*
 		 * Not while pevt has no group here: a plan of nothing does
 		 * not depend on the slots, and stock's switches move its
@@ -1456,6 +1594,8 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->switch_walks = sc->switch_walks;
 		snap->idle_ticks = sc->idle_ticks;
 		snap->idle_passes = sc->idle_passes;
+		snap->idle_cached = sc->idle_cached;
+		snap->idle_stale = sc->idle_stale;
 		snap->slot_kicks = sc->slot_kicks;
 		for (g = 0; sc->valid && g < sc->nr; g++) {
 			state[g] = sc->plan.state[sched_pg(sc, g)];
@@ -1464,14 +1604,15 @@ static int sched_dbg_show(struct seq_file *m, void *v)
 		snap->foreign = sc->foreign;
 		raw_spin_unlock_irqrestore(&sc->slock, flags);
 
-		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu switch_ins %llu switch_walks %llu idle_ticks %llu idle_passes %llu slot_kicks %llu\n",
+		seq_printf(m, "cpu %d policy %s valid %d overflow %d R %u r %u ticks %llu plans %llu groups %u hits %llu timer %llu foreign %#llx plan_ns_max %llu pass_ns_max %llu tick_outs %llu key_walks %llu switch_ins %llu switch_walks %llu idle_ticks %llu idle_passes %llu slot_kicks %llu idle_cached %llu idle_stale %llu\n",
 			   cpu, READ_ONCE(sched_policy) == SCHED_ROTID ? "rotid" : "classic",
 			   snap->valid, snap->overflow, R, snap->r, snap->ticks,
 			   snap->plans, snap->valid ? snap->nr : 0, snap->hits,
 			   snap->runs, snap->valid ? snap->foreign : 0,
 			   snap->plan_ns_max, snap->pass_ns_max, snap->tick_outs,
 			   snap->key_walks, snap->switch_ins, snap->switch_walks,
-			   snap->idle_ticks, snap->idle_passes, snap->slot_kicks);
+			   snap->idle_ticks, snap->idle_passes, snap->slot_kicks,
+			   snap->idle_cached, snap->idle_stale);
 		for (g = 0; snap->valid && g < snap->nr; g++)
 			seq_printf(m, "group %u id %llu task %d pinned %d members %u state %s rot %d runs %u\n",
 				   g, snap->key[g].id,

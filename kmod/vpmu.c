@@ -134,12 +134,14 @@ static bool vpmu_match(const u64 *allowed, int n, u64 free, int *slots)
 	return true;
 }
 
-/* Mark slot @s held by @owner.  pc->lock held. */
-static void vpmu_slot_take(struct vpmu_cpu *pc, int s, enum vpmu_owner owner)
+/* Mark slot @s of @cpu held by @owner.  pc->lock held. */
+static void vpmu_slot_take(struct vpmu_cpu *pc, int cpu, int s, enum vpmu_owner owner)
 {
 	pc->used |= BIT_ULL(s);
-	if (owner == VPMU_OWNER_STOCK)
+	if (owner == VPMU_OWNER_STOCK) {
 		pc->stock |= BIT_ULL(s);
+		sched_slots_taken(cpu);	/* rotid's tick note was around the old ones */
+	}
 	pc->owner[s] = owner;
 }
 
@@ -182,7 +184,7 @@ int vpmu_slots_get_group(int cpu, const u64 *allowed, int n, int *slots,
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	if (vpmu_match(allowed, n, vpmu_all & ~pc->used, slots)) {
 		for (i = 0; i < n; i++)
-			vpmu_slot_take(pc, slots[i], owner);
+			vpmu_slot_take(pc, cpu, slots[i], owner);
 		ret = 0;
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -211,7 +213,7 @@ int vpmu_slot_get(int cpu, u64 allowed, enum vpmu_owner owner)
 	cand = allowed & vpmu_all & ~pc->used;
 	if (cand) {
 		s = __ffs64(cand);
-		vpmu_slot_take(pc, s, owner);
+		vpmu_slot_take(pc, cpu, s, owner);
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	return s;
@@ -249,7 +251,7 @@ int vpmu_slot_get_matched(int cpu, const u64 *allowed, int n,
 			s = slots[0];
 		else
 			s = __ffs64(cand);
-		vpmu_slot_take(pc, s, owner);
+		vpmu_slot_take(pc, cpu, s, owner);
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	return s;

@@ -937,6 +937,81 @@ TEST(tick_idle)
 }
 
 /*
+ * The tick trusts a note made at the end of the last switch-in or pass
+ * (kmod/sched.c sched_idle_note()): a one-rotation pair as it was reads
+ * only the first page of struct sched_cpu.  With rotid_idle_verify=Y
+ * every tick that trusts the note also does the full check and counts
+ * the stale notes (idle_stale): a writer of what the check reads that
+ * did not clear the note.  many-tasks switches the pair at every
+ * ping-pong; ring-tasks has four task contexts; idle-gaps has a task
+ * whose pinned group leaves no slot to the three CPU groups (its pair:
+ * one rotation) and that sleeps 200 us at a time, so the CPU goes idle
+ * (the CPU groups alone: three rotations, the tick armed) right after
+ * the task's one-rotation switch-in.
+ */
+TEST(tick_idle_note)
+{
+	static const char *const scen[] = { "scenario many-tasks", "scenario ring-tasks" };
+	double cached[2], stale[2], v[4], cpu[2];
+	long long st0, st1, t0, t1, c0, c1;
+	struct out r;
+	char *json;
+	FILE *f;
+	int i;
+
+	f = fopen("/tmp/idle_gaps.scen", "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "name idle-gaps\nslots 2\nworkload phased\n"
+		"group task pinned cpu_ns,cpu_ns\n"
+		"group cpu flexible cpu_ns\ngroup cpu flexible cpu_ns\ngroup cpu flexible cpu_ns\n");
+	fclose(f);
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_idle_verify", "Y"));
+	ASSERT_EQ(0, plan_sum("idle_stale", &st0));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rotid_ratio(_metadata, "idle_pass", "N", scen[i], "idle_cached",
+					 "timer", &cached[i]));
+		ASSERT_EQ(0, rotid_ratio(_metadata, "idle_pass", "N", scen[i], "idle_stale",
+					 "timer", &stale[i]));
+	}
+	/*
+	 * idle-gaps: rotid ticks only from the task's switch-outs (3 s, no
+	 * floor on them).  The CPU groups get time only while the task
+	 * sleeps: stock's tick rotates them in there, and rotid's since the
+	 * switch-out arms its tick (before: 0.0% where stock gave 0.4%).
+	 */
+	ASSERT_EQ(0, plan_sum("timer", &t0));
+	ASSERT_EQ(0, plan_sum("idle_cached", &c0));
+	run(&r, "pevt bench fairness scenario /tmp/idle_gaps.scen sched stock,rotid interval 4 "
+	    "duration 3 switch none json /tmp/idle_gaps.json");
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	out_free(&r);
+	ASSERT_EQ(0, plan_sum("timer", &t1));
+	ASSERT_EQ(0, plan_sum("idle_cached", &c1));
+	TH_LOG("idle-gaps: %lld timer runs, %lld served by the note", t1 - t0, c1 - c0);
+	json = slurp("/tmp/idle_gaps.json");
+	ASSERT_NE(NULL, json);
+	for (i = 0; i < 2; i++) {
+		char *o = run_obj(json, "idle-gaps", i ? "rotid" : "stock");
+
+		ASSERT_NE(NULL, o);
+		ASSERT_EQ(4, shares(o, v, 4));
+		cpu[i] = (v[1] + v[2] + v[3]) / 3;
+		free(o);
+	}
+	free(json);
+	unlink("/tmp/idle_gaps.json");
+	TH_LOG("idle-gaps: CPU groups' mean share stock %.4f rotid %.4f", cpu[0], cpu[1]);
+	EXPECT_LT(0, cpu[0]);			/* the task sleeps: there are gaps */
+	EXPECT_LE(0.15 * cpu[0], cpu[1]);	/* 0.44x; 0.03x without the arm */
+	ASSERT_EQ(0, plan_sum("idle_stale", &st1));
+	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_idle_verify", "N"));
+	unlink("/tmp/idle_gaps.scen");
+	TH_LOG("idle_stale: %lld over the five runs", st1 - st0);
+	EXPECT_LE(0.15, cached[0]);	/* many-tasks: the note serves its idle ticks */
+	EXPECT_EQ(0, st1 - st0);
+}
+
+/*
  * pevt with no group on a CPU does not kick its timer when the stock side
  * takes and gives back vPMU slots there (kmod/sched.c
  * sched_slots_changed(): a plan of nothing does not depend on the
