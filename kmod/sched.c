@@ -185,6 +185,7 @@ struct sched_cpu {
 	 */
 	bool			idle;
 	bool			verify;	/* rotid_idle_verify, as of the last note */
+	bool			cpu_off; /* the plan leaves a CPU flexible group off */
 	/* The cached plan (written on this CPU, irqs off, slock held). */
 	bool			valid;
 	bool			overflow;
@@ -993,8 +994,26 @@ static bool sched_idle_check(struct sched_cpu *sc)
  */
 static void sched_idle_note(struct sched_cpu *sc)
 {
+	u32 g;
+
 	sc->verify = READ_ONCE(sched_idle_verify);
 	sc->idle = !READ_ONCE(sched_idle_pass) && sched_idle_check(sc);
+	/* For the switch-out (sched_task_switch_out()). */
+	sc->cpu_off = false;
+	if (!sc->valid || (sc->plan.nr_rotations <= 1 && !sc->plan.nr_always_off))
+		return;
+	for (g = 0; g < sc->nr; g++) {
+		u32 pg = sched_pg(sc, g);
+		s32 st = sc->plan.state[pg];
+
+		if (sc->key[g].flags & (ROT_F_TASK | ROT_F_PINNED))
+			continue;
+		if (st == ROT_ALWAYS_OFF ||
+		    (st >= 0 && sc->plan.nr_runs[pg] < sc->plan.nr_rotations)) {
+			sc->cpu_off = true;
+			return;
+		}
+	}
 }
 
 /* classic: perf's greedy pass for both contexts' flexible groups again. */
@@ -1345,8 +1364,9 @@ void sched_task_switch_done(void)
  * Called by ctx_task_sched_out(), irqs off: the pair the tick's note was
  * for is gone (the next switch-in, or the next pass, notes again).
  *
- * If the pair's plan left groups off (rotating, or ALWAYS_OFF behind the
- * task's pinned groups), the tick runs at the next interval: should no
+ * If the pair's plan left a CPU flexible group off (rotating, or
+ * ALWAYS_OFF behind the task's pinned groups; sc->cpu_off, noted with
+ * sc->idle), the tick runs at the next interval: should no
  * task with hardware events come in (the CPU idles, or runs a task pevt
  * does not monitor), the CPU context's groups get the slots the task
  * gave back at that tick, as stock's rotation gives them.  Until
@@ -1363,7 +1383,7 @@ void sched_task_switch_out(void)
 		return;
 	sc = this_cpu_read(sched_cpus);
 	sc->idle = false;
-	if (sc->valid && (sc->plan.nr_rotations > 1 || sc->plan.nr_always_off))
+	if (sc->cpu_off)
 		sched_arm(sc, sched_interval());
 }
 

@@ -1002,7 +1002,7 @@ TEST(tick_idle_note)
 	unlink("/tmp/idle_gaps.json");
 	TH_LOG("idle-gaps: CPU groups' mean share stock %.4f rotid %.4f", cpu[0], cpu[1]);
 	EXPECT_LT(0, cpu[0]);			/* the task sleeps: there are gaps */
-	EXPECT_LE(0.15 * cpu[0], cpu[1]);	/* 0.44x; 0.03x without the arm */
+	EXPECT_LE(0.15 * cpu[0], cpu[1]);	/* 0.41-0.55x; 0.03x without the arm */
 	ASSERT_EQ(0, plan_sum("idle_stale", &st1));
 	ASSERT_EQ(0, write_str("/sys/module/pevt/parameters/rotid_idle_verify", "N"));
 	unlink("/tmp/idle_gaps.scen");
