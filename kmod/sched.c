@@ -1387,6 +1387,18 @@ void sched_task_switch_out(void)
 		sched_arm(sc, sched_interval());
 }
 
+/*
+ * Clear @cpu's note (sc->idle): what it was made from may have changed.
+ * Any context; sched_ready checked by the caller.
+ */
+static void sched_idle_clear(int cpu)
+{
+	struct sched_cpu *sc = per_cpu(sched_cpus, cpu);
+
+	if (sc && READ_ONCE(sc->idle))
+		WRITE_ONCE(sc->idle, false);
+}
+
 /**
  * sched_key_changed() - @ctx's key generation moved
  * @ctx: the context (ctx->lock held, or not yet visible)
@@ -1399,13 +1411,9 @@ void sched_task_switch_out(void)
 void sched_key_changed(struct pevt_context *ctx)
 {
 	int cpu = READ_ONCE(ctx->active_cpu);
-	struct sched_cpu *sc;
 
-	if (!READ_ONCE(sched_ready) || cpu < 0 || cpu >= nr_cpu_ids)
-		return;
-	sc = per_cpu(sched_cpus, cpu);
-	if (sc)
-		WRITE_ONCE(sc->idle, false);
+	if (READ_ONCE(sched_ready) && cpu >= 0 && cpu < nr_cpu_ids)
+		sched_idle_clear(cpu);
 }
 
 /**
@@ -1417,13 +1425,8 @@ void sched_key_changed(struct pevt_context *ctx)
  */
 void sched_slots_taken(int cpu)
 {
-	struct sched_cpu *sc;
-
-	if (!READ_ONCE(sched_ready))
-		return;
-	sc = per_cpu(sched_cpus, cpu);
-	if (sc && sc->idle)
-		WRITE_ONCE(sc->idle, false);
+	if (READ_ONCE(sched_ready))
+		sched_idle_clear(cpu);
 }
 
 /**
@@ -1478,13 +1481,11 @@ void sched_slots_changed(int cpu)
 
 	if (!READ_ONCE(sched_ready) || READ_ONCE(sched_policy) != SCHED_ROTID)
 		return;
-	/* The tick's note was made around the slots held before. */
-	sc = per_cpu(sched_cpus, cpu);
-	if (sc->idle)
-		WRITE_ONCE(sc->idle, false);
+	sched_idle_clear(cpu);	/* the note was made around the slots held before */
 	if (irqs_disabled()) {
 		if (cpu != smp_processor_id())
 			return;
+		sc = this_cpu_read(sched_cpus);
 		/*
 		 * Not while pevt has no group here: a plan of nothing does
 		 * not depend on the slots, and stock's switches move its
