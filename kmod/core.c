@@ -1438,6 +1438,10 @@ static int pevt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "events %d\n", atomic_read(&pevt_nr_live_events));
 	seq_printf(m, "task_contexts %d\n", atomic_read(&pevt_nr_live_task_ctx));
 	seq_printf(m, "buffers %d\n", atomic_read(&rb_nr_live));
+	seq_printf(m, "wakeups_direct %lld\n",
+		   (long long)atomic64_read(&rb_wakeups_direct));
+	seq_printf(m, "wakeups_irq_work %lld\n",
+		   (long long)atomic64_read(&rb_wakeups_irq_work));
 	seq_printf(m, "inherited %d\n", atomic_read(&pevt_inherit_children));
 	seq_printf(m, "inherit_failed %d\n", atomic_read(&pevt_inherit_failed));
 	return 0;

@@ -55,15 +55,115 @@ static struct workqueue_struct *rb_wq;
 /* Buffers allocated and not yet freed (debugfs pevt/stats). */
 atomic_t rb_nr_live = ATOMIC_INIT(0);
 
-static void rb_wakeup_fn(struct irq_work *work)
+/*
+ * Wakeups straight from the writer.  perf raises an irq_work for every
+ * wakeup, because a record may be written under the runqueue lock or in
+ * an NMI.  A sampling source that knows where it holds no lock brackets
+ * its writes with rb_wake_defer_begin()/_end(): a wakeup due inside is
+ * kept in a per-CPU slot and made by _end(), after the source dropped
+ * its locks (the raw_syscalls:sys_enter probe, whose ctx->lock nests
+ * inside the runqueue lock, wakes after releasing it, with interrupts
+ * on; the cpu-clock hrtimer wakes from its callback, like
+ * hrtimer_wakeup()).  The reader then runs at the next preemption
+ * point, with no self-interrupt in between: under TCG that interrupt was
+ * seen to come tens of milliseconds late while the producer kept running
+ * (Documentation/record.md, "Wakeups that do not come").
+ */
+static bool rb_direct_wakeup = true;
+module_param_named(direct_wakeup, rb_direct_wakeup, bool, 0644);
+MODULE_PARM_DESC(direct_wakeup, "wake readers from the sampling source where it holds no lock (else always through irq_work, as perf)");
+
+/*
+ * Test hook: drop the wakeups that would go through irq_work, as a lost
+ * or late self-interrupt does (the readers then wake on their own).
+ */
+static bool rb_drop_irq_work_wakeups;
+module_param_named(drop_irq_work_wakeups, rb_drop_irq_work_wakeups, bool, 0644);
+MODULE_PARM_DESC(drop_irq_work_wakeups, "test only: drop the wakeups that go through irq_work");
+
+/* Sections open on this CPU and the one buffer whose wakeup waits. */
+struct rb_wake_slot {
+	unsigned int	depth;
+	struct pevt_rb	*rb;
+};
+static DEFINE_PER_CPU(struct rb_wake_slot, rb_wake_slot);
+
+/* Wakeups made, for debugfs pevt/stats. */
+atomic64_t rb_wakeups_direct = ATOMIC64_INIT(0);
+atomic64_t rb_wakeups_irq_work = ATOMIC64_INIT(0);
+
+static void rb_wake_clients(struct pevt_rb *rb)
 {
-	struct pevt_rb *rb = container_of(work, struct pevt_rb, wakeup_work);
 	struct rb_client *c;
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(c, &rb->clients, node)
 		wake_up_all(c->waitq);
 	rcu_read_unlock();
+}
+
+static void rb_wakeup_fn(struct irq_work *work)
+{
+	rb_wake_clients(container_of(work, struct pevt_rb, wakeup_work));
+}
+
+static void rb_wake_later(struct pevt_rb *rb)
+{
+	if (READ_ONCE(rb_drop_irq_work_wakeups))
+		return;
+	atomic64_inc(&rb_wakeups_irq_work);
+	irq_work_queue(&rb->wakeup_work);
+}
+
+/**
+ * rb_wake_defer_begin() - open a section whose wakeups rb_wake_defer_end()
+ * makes.  Preemption off until the matching end (the buffer stays alive
+ * for as long: it is freed after an RCU grace period).  Sections nest
+ * (an interrupt's inside a system call's); the outermost end wakes.
+ */
+void rb_wake_defer_begin(void)
+{
+	this_cpu_inc(rb_wake_slot.depth);
+}
+
+/**
+ * rb_wake_defer_end() - close the section; wake what waits if outermost.
+ * @no_lock: the caller holds no lock and may wake tasks here (a system
+ *	call with interrupts on, or a hrtimer callback); else irq_work wakes
+ */
+void rb_wake_defer_end(bool no_lock)
+{
+	struct pevt_rb *rb;
+
+	if (this_cpu_dec_return(rb_wake_slot.depth))
+		return;
+	/* A plain read first: xchg is a locked instruction, most ends find none. */
+	if (!this_cpu_read(rb_wake_slot.rb))
+		return;
+	rb = this_cpu_xchg(rb_wake_slot.rb, NULL);
+	if (!rb)
+		return;
+	if (no_lock && !in_nmi() && rcu_is_watching()) {
+		atomic64_inc(&rb_wakeups_direct);
+		rb_wake_clients(rb);
+	} else {
+		rb_wake_later(rb);
+	}
+}
+
+/* A wakeup is due for @rb: keep it for the open section, or irq_work. */
+static void rb_wake_due(struct pevt_rb *rb)
+{
+	struct pevt_rb *old;
+
+	if (READ_ONCE(rb_direct_wakeup) && !in_nmi() &&
+	    this_cpu_read(rb_wake_slot.depth)) {
+		/* Interrupts may write in between: claim the slot atomically. */
+		old = this_cpu_cmpxchg(rb_wake_slot.rb, NULL, rb);
+		if (!old || old == rb)
+			return;
+	}
+	rb_wake_later(rb);
 }
 
 static void rb_free_work(struct work_struct *work)
@@ -510,12 +610,14 @@ again:
 
 	/*
 	 * Never wake up from here: we may hold the runqueue lock
-	 * (sched_switch) or run in a hrtimer.  irq_work runs the wakeup from
-	 * a self-interrupt once those are released.
+	 * (sched_switch), the context's lock, or be in an NMI.  The wakeup
+	 * waits for the end of the source's section (rb_wake_defer_end())
+	 * or for irq_work, which runs it from a self-interrupt once those
+	 * are released.
 	 */
 	if (h->wakeup != local_read(&rb->wakeup)) {
 		atomic_set(&rb->poll, EPOLLIN | EPOLLRDNORM);
-		irq_work_queue(&rb->wakeup_work);
+		rb_wake_due(rb);
 	}
 out:
 	preempt_enable();

@@ -27,6 +27,8 @@ struct vm_area_struct;
 struct user_struct;
 
 extern atomic_t rb_nr_live;	/* buffers alive (debugfs pevt/stats) */
+extern atomic64_t rb_wakeups_direct;	/* readers woken by the writer */
+extern atomic64_t rb_wakeups_irq_work;	/* readers woken through irq_work */
 
 #define RB_WRITABLE	0x01	/* writable mapping: back-pressure, not overwrite */
 #define RB_SIZE_AT_END	0x02	/* every record ends with a u64 == header.size */
@@ -144,6 +146,8 @@ void rb_attach(struct pevt_rb *rb, struct rb_client *client);
 void rb_detach(struct pevt_rb *rb, struct rb_client *client);
 __poll_t rb_poll(struct pevt_rb *rb);
 void rb_wakeup(struct pevt_rb *rb);
+void rb_wake_defer_begin(void);
+void rb_wake_defer_end(bool no_lock);
 void rb_set_paused(struct pevt_rb *rb, bool paused);
 void rb_update_user_page(struct pevt_rb *rb, u32 index, u64 offset,
 			 u64 enabled, u64 running);

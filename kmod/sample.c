@@ -114,6 +114,7 @@ void pevt_sample_sys_enter(struct pt_regs *regs, long id)
 	bool have_raw = false;
 
 	/* Tracepoint probes run with preemption disabled: an RCU reader. */
+	rb_wake_defer_begin();
 	head = this_cpu_ptr(&tp_active);
 	hlist_for_each_entry_rcu(p, head, node) {
 		struct pevt_event *event = p->event;
@@ -147,6 +148,11 @@ void pevt_sample_sys_enter(struct pt_regs *regs, long id)
 		}
 		raw_spin_unlock_irqrestore(&event->ctx->lock, flags);
 	}
+	/*
+	 * ctx->lock released: a system call's entry with interrupts on
+	 * holds no lock, so the readers are woken here (ring_buffer.c).
+	 */
+	rb_wake_defer_end(!irqs_disabled());
 }
 
 static int tp_init(struct pevt_event *event)

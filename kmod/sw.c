@@ -82,8 +82,12 @@ static enum hrtimer_restart sw_clock_timer_fn(struct hrtimer *timer)
 	 */
 	if (pevt_throttle_sample(event))
 		return HRTIMER_NORESTART;	/* sw_clock_unthrottle() */
-	if (!pevt_sample_excluded(event, regs))
+	if (!pevt_sample_excluded(event, regs)) {
+		/* No lock held: the readers may be woken from here. */
+		rb_wake_defer_begin();
 		pevt_output_sample(event, regs, t->period);
+		rb_wake_defer_end(true);
+	}
 	hrtimer_forward_now(timer, ns_to_ktime(t->period));
 	return HRTIMER_RESTART;
 }

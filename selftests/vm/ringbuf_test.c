@@ -34,6 +34,7 @@
 #include <pevt/parse_events.h>
 
 #include "kselftest_harness.h"
+#include "live_stats.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
@@ -1066,6 +1067,143 @@ TEST_F(rbapi, pause_waits_for_writers)
 	TH_LOG("data_head moved after PAUSE_OUTPUT returned: pevt %d of %d trials, stock %d of %d",
 	       moved[0], PAUSE_TRIALS, moved[1], PAUSE_TRIALS);
 	ASSERT_EQ(0, moved[0]);
+}
+
+/*
+ * Wakeups that need no self-interrupt.  A reader at SCHED_FIFO waits in
+ * poll() on the CPU of the thread whose events fill its buffer, with the
+ * module told to drop every wakeup that would go through irq_work (what
+ * a lost or late self-interrupt does; under TCG one was seen to come 40
+ * ms late while the producer kept running: Documentation/record.md).
+ * The writer wakes the reader itself where it holds no scheduler lock: a
+ * tracepoint in a system call (interrupts on) and the cpu-clock hrtimer.
+ * So the reader must wake at the watermark, with the buffer far from
+ * full, and debugfs pevt/stats must count the wakeups as direct.
+ */
+struct waker {
+	int fd;
+	int cpu;
+	struct perf_event_mmap_page *up;
+	volatile int woke;	/* 1: poll() returned POLLIN, -1: it did not */
+	volatile int ready;
+	uint64_t head;		/* data_head when it woke */
+	int err;
+};
+
+static void *waker_fn(void *arg)
+{
+	struct waker *w = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
+
+	if (pin_to_cpu(w->cpu) ||
+	    pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		w->err = errno ?: EPERM;
+		w->ready = 1;
+		w->woke = -1;
+		return NULL;
+	}
+	w->ready = 1;
+	if (poll(&pfd, 1, 3000) == 1 && (pfd.revents & POLLIN)) {
+		w->head = __atomic_load_n(&w->up->data_head, __ATOMIC_ACQUIRE);
+		w->woke = 1;
+	} else {
+		w->woke = -1;
+	}
+	return NULL;
+}
+
+static long long stats_get(const char *name)
+{
+	char key[64];
+	long long v, r = -1;
+	FILE *f = fopen(PEVT_STATS_PATH, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			r = v;
+	fclose(f);
+	return r;
+}
+
+#define DROP_PARAM	"/sys/module/pevt/parameters/drop_irq_work_wakeups"
+
+static void wake_without_irq_work(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(rbapi) *self, int clock)
+{
+	struct perf_event_attr a;
+	struct waker w = { .cpu = 0 };
+	long long d0, q0, d1, q1;
+	unsigned long long steps = 0;
+	uint64_t t0;
+	pthread_t th;
+
+	if (clock) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_CPU_CLOCK;
+		a.sample_period = 100000;	/* 100 us */
+		a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+		a.disabled = 1;
+	} else {
+		attr_init(&a, self->tp_id, 1, 0, 0, 1);
+	}
+	a.watermark = 1;
+	a.wakeup_watermark = 1024;
+	w.fd = rbt_pevt_open(self->dev, &a, -1);
+	ASSERT_LE(0, w.fd) TH_LOG("open: %s", strerror(errno));
+	w.up = map_buf(self, w.fd, 4, 1);	/* 16 KiB: 1 KiB is far from full */
+	ASSERT_NE(NULL, w.up);
+	ASSERT_EQ(0, pin_to_cpu(w.cpu));
+	ASSERT_EQ(0, write_str(DROP_PARAM, "Y"))
+		TH_LOG("%s: %s", DROP_PARAM, strerror(errno));
+	d0 = stats_get("wakeups_direct");
+	q0 = stats_get("wakeups_irq_work");
+	ASSERT_LE(0, d0);
+	ASSERT_LE(0, q0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, waker_fn, &w));
+	while (!w.ready)
+		usleep(1000);
+	usleep(20000);		/* the reader is in poll() */
+	ASSERT_EQ(0, ioctl(w.fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* The producer: system calls, or a spin for the cpu-clock timer. */
+	t0 = now_ns();
+	while (!w.woke && now_ns() - t0 < 2000000000ULL) {
+		if (clock)
+			steps++;
+		else
+			syscall(__NR_getppid), steps++;
+	}
+	ioctl(w.fd, PERF_EVENT_IOC_DISABLE, 0);
+	pthread_join(th, NULL);
+	d1 = stats_get("wakeups_direct");
+	q1 = stats_get("wakeups_irq_work");
+	write_str(DROP_PARAM, "N");
+	ASSERT_EQ(0, w.err) TH_LOG("SCHED_FIFO reader: %s", strerror(w.err));
+	TH_LOG("%s: woke %d at data_head %llu after %llu %s, wakeups direct %lld, through irq_work %lld",
+	       clock ? "cpu-clock" : "sys_enter", w.woke,
+	       (unsigned long long)w.head, steps,
+	       clock ? "spin steps" : "system calls", d1 - d0, q1 - q0);
+	EXPECT_EQ(1, w.woke);
+	/* At the watermark, not when the buffer had filled. */
+	EXPECT_LE(1024, w.head);
+	EXPECT_GT(4096, w.head);
+	EXPECT_LE(1, d1 - d0);
+	EXPECT_EQ(0, q1 - q0);
+	close(w.fd);
+}
+
+TEST_F_TIMEOUT(rbapi, wakeup_without_irq_work_sys_enter, 60)
+{
+	wake_without_irq_work(_metadata, self, 0);
+}
+
+TEST_F_TIMEOUT(rbapi, wakeup_without_irq_work_cpu_clock, 60)
+{
+	wake_without_irq_work(_metadata, self, 1);
 }
 
 TEST_HARNESS_MAIN
