@@ -5,7 +5,7 @@
  *
  * Who touches what, with no lock that anyone waits on:
  *   filler	the ring (data_tail), @wr and its chunks' data and @len,
- *		@staged, @free_tail, @nr_chunks: the reader, or the main
+ *		@staged, @free_tail, @filler_made: the reader, or the main
  *		thread, whichever holds @filling (taken by an atomic
  *		exchange; a reader that finds the main thread at it
  *		spins, or sleeps on it as a futex when the main thread
@@ -17,19 +17,23 @@
  * A chunk's @len and @next are stored with release by the filler and
  * loaded with acquire by the main thread: @next is set only after the
  * chunk's last @len store, so a chunk whose @next the main thread sees
- * has its final length.
+ * has its final length.  @nr_chunks is counted atomically: the filler
+ * makes a chunk when the free queue is empty, the main thread keeps
+ * spares in it (stock_spares()).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include <linux/perf_event.h>
@@ -69,15 +73,41 @@ static void kick(int fd)
 	}
 }
 
-/* Touched now, so that the reader takes no page fault on it later. */
+/*
+ * Every page written now, so that the reader takes no page fault on it
+ * later.  Through a volatile pointer: a memset() to zero right after
+ * malloc() is turned into calloc() by the compiler, which leaves fresh
+ * mapped memory untouched (the readers took a fault per page of each
+ * chunk, in their copy, before this).
+ */
 static struct stage_chunk *chunk_new(size_t cap)
 {
 	struct stage_chunk *c = malloc(sizeof(*c) + cap);
+	volatile unsigned char *p = (volatile unsigned char *)c;
+	size_t off, size = sizeof(*c) + cap, page = (size_t)sysconf(_SC_PAGESIZE);
 
 	if (!c)
 		return NULL;
-	memset(c, 0, sizeof(*c) + cap);
+	for (off = 0; off < size; off += page)
+		p[off] = 0;
+	p[size - 1] = 0;
+	memset(c, 0, sizeof(*c));
 	c->cap = cap;
+	return c;
+}
+
+/*
+ * A new chunk, if the buffer may have one more.  The filler and the
+ * main thread's stock_spares() both make chunks; two at once may pass
+ * @max_chunks by one, which the free queue has room for.
+ */
+static struct stage_chunk *chunk_make(struct stage *st)
+{
+	struct stage_chunk *c;
+
+	if (LOAD(&st->nr_chunks) >= st->max_chunks || !(c = chunk_new(st->chunk_cap)))
+		return NULL;
+	__atomic_fetch_add(&st->nr_chunks, 1, __ATOMIC_RELAXED);
 	return c;
 }
 
@@ -91,9 +121,11 @@ static struct stage_chunk *chunk_get(struct stage *st)
 		c = st->freeq[t % STAGE_FREEQ];
 		STORE(&st->free_tail, t + 1);
 	} else {
-		if (st->nr_chunks >= st->max_chunks || !(c = chunk_new(st->chunk_cap)))
+		/* No spare: the main thread fell behind; make one here. */
+		c = chunk_make(st);
+		if (!c)
 			return NULL;
-		st->nr_chunks++;
+		STORE(&st->filler_made, st->filler_made + 1);
 	}
 	c->next = NULL;
 	c->len = 0;
@@ -141,6 +173,25 @@ static void stage_fill(struct stage *st)
 	STORE(&c->len, c->len + len);
 	STORE(&st->staged, st->staged + len);
 	STORE(&pc->data_tail, head);
+}
+
+/*
+ * The main thread: keep STAGE_SPARES chunks in the free queue, made and
+ * touched here, so that a reader never makes one.  A reader that does
+ * calls malloc(), which maps (the process's mmap_lock, for writing), and
+ * takes a page fault for every page it touches.  Under single-threaded
+ * TCG both readers were seen blocked there (D state) for 5 ms at once,
+ * behind each other's faults, while the producer filled the ring and
+ * lost 3558 samples (Documentation/record.md, "Readers that never make a
+ * chunk").
+ */
+static void stock_spares(struct stage *st)
+{
+	struct stage_chunk *c;
+
+	while (LOAD(&st->free_head) - LOAD(&st->free_tail) < STAGE_SPARES &&
+	       (c = chunk_make(st)))
+		chunk_put(st, c);
 }
 
 static bool fill_take(struct stage *st)
@@ -209,6 +260,14 @@ static void fill_main(struct stage *st)
 		sched_yield();
 }
 
+/* Page faults of the calling thread so far. */
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt + ru.ru_majflt;
+}
+
 static void *reader_run(void *arg)
 {
 	struct stage *st = arg;
@@ -224,6 +283,7 @@ static void *reader_run(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(st->cpu, &set);
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	st->faults = -thread_faults();
 	while (!LOAD(&ss->stop)) {
 		if (poll(p, 2, 50) < 0 && errno != EINTR)
 			break;
@@ -247,6 +307,7 @@ static void *reader_run(void *arg)
 		if (p[0].revents & (POLLHUP | POLLERR))
 			break;
 	}
+	st->faults += thread_faults();
 	__atomic_store_n(&st->gone, true, __ATOMIC_SEQ_CST);
 	futex_wake(&st->took);
 	kick(ss->wake_fd);
@@ -319,16 +380,17 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 		s->max_chunks = each / s->chunk_cap;
 		if (s->max_chunks < 2)
 			s->max_chunks = 2;
-		if (s->max_chunks > STAGE_FREEQ)
-			s->max_chunks = STAGE_FREEQ;
-		/* two chunks ready, the reader's first and a spare */
+		/* room in the free queue for every chunk, one over included */
+		if (s->max_chunks > STAGE_FREEQ - 2)
+			s->max_chunks = STAGE_FREEQ - 2;
+		/* the reader's first chunk and its spares, ready */
 		s->wr = s->rd = chunk_new(s->chunk_cap);
-		s->freeq[0] = chunk_new(s->chunk_cap);
-		if (s->freeq[0])
-			s->free_head = 1;
-		if (!s->wr || !s->freeq[0])
+		if (!s->wr)
 			return -ENOMEM;
-		s->nr_chunks = 2;
+		s->nr_chunks = 1;
+		stock_spares(s);
+		if (s->free_head == 0)
+			return -ENOMEM;
 		s->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (s->kick_fd < 0)
 			return -errno;
@@ -356,11 +418,20 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 
 void stage_set__stop(struct stage_set *ss)
 {
+	const char *stats = getenv("PEVT_STAGE_STATS");
 	int i;
 
 	STORE(&ss->stop, true);
-	for (i = 0; i < ss->nr; i++)
-		stage_stop_one(&ss->st[i]);
+	for (i = 0; i < ss->nr; i++) {
+		struct stage *st = &ss->st[i];
+		bool ran = st->started;
+
+		stage_stop_one(st);
+		/* Tests: what each reader cost in chunks and page faults. */
+		if (ran && stats && *stats == '1')
+			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld ]\n",
+				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults);
+	}
 	if (ss->wake_fd >= 0)
 		close(ss->wake_fd);
 	ss->wake_fd = -1;
@@ -431,6 +502,9 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		}
 		ss->hold_us = 0;
 	}
+	for (i = 0; i < ss->nr; i++)
+		if (ss->st[i].rd && !reader_off(&ss->st[i]))
+			stock_spares(&ss->st[i]);
 	for (i = 0; i < ss->nr && !ss->no_watch; i++) {
 		struct stage *st = &ss->st[i];
 

@@ -93,6 +93,8 @@ struct stage_set;
 /* A chunk handed back is taken again; no buffer stages more than this. */
 #define STAGE_MAX	(64u << 20)
 #define STAGE_FREEQ	256u
+/* Chunks the main thread keeps ready in each free queue. */
+#define STAGE_SPARES	2u
 
 struct stage {
 	/* set by the caller before stage_set__start() */
@@ -105,7 +107,9 @@ struct stage {
 	bool started;
 	int kick_fd;			/* eventfd: the main thread wakes the reader */
 	size_t chunk_cap;
-	unsigned int nr_chunks, max_chunks;	/* the reader's */
+	unsigned int nr_chunks, max_chunks;	/* made (atomic), allowed */
+	unsigned int filler_made;	/* made by the filler: no spare was there */
+	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
 	struct stage_chunk *wr;		/* the reader's chunk */
 	struct stage_chunk *rd;		/* the main thread's */
 	size_t rd_off;
