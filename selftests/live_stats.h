@@ -41,6 +41,22 @@ static inline int live_stats_read(struct live_stats *s)
 	return 0;
 }
 
+/* One line of debugfs pevt/stats by its key; -1 if absent. */
+static inline long long live_stats_get(const char *name)
+{
+	char key[64];
+	long long v, r = -1;
+	FILE *f = fopen(PEVT_STATS_PATH, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, name))
+			r = v;
+	fclose(f);
+	return r;
+}
+
 /*
  * Wait up to @ms for every counter to reach 0: buffers and task contexts
  * are freed after an RCU grace period.  0 when all are 0, else -1 with the

@@ -628,9 +628,13 @@ FIXTURE_SETUP(rbapi)
 	self->page = getpagesize();
 }
 
+#define DROP_PARAM	"/sys/module/pevt/parameters/drop_irq_work_wakeups"
+
 FIXTURE_TEARDOWN(rbapi)
 {
 	close(self->dev);
+	/* wakeup_without_irq_work_*: never left on by a failed assertion */
+	write_str(DROP_PARAM, "N");
 }
 
 static int open_sampler(FIXTURE_DATA(rbapi) *self, int size_at_end,
@@ -1113,22 +1117,6 @@ static void *waker_fn(void *arg)
 	return NULL;
 }
 
-static long long stats_get(const char *name)
-{
-	char key[64];
-	long long v, r = -1;
-	FILE *f = fopen(PEVT_STATS_PATH, "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", key, &v) == 2)
-		if (!strcmp(key, name))
-			r = v;
-	fclose(f);
-	return r;
-}
-
-#define DROP_PARAM	"/sys/module/pevt/parameters/drop_irq_work_wakeups"
 
 static void wake_without_irq_work(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(rbapi) *self, int clock)
@@ -1160,8 +1148,8 @@ static void wake_without_irq_work(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, pin_to_cpu(w.cpu));
 	ASSERT_EQ(0, write_str(DROP_PARAM, "Y"))
 		TH_LOG("%s: %s", DROP_PARAM, strerror(errno));
-	d0 = stats_get("wakeups_direct");
-	q0 = stats_get("wakeups_irq_work");
+	d0 = live_stats_get("wakeups_direct");
+	q0 = live_stats_get("wakeups_irq_work");
 	ASSERT_LE(0, d0);
 	ASSERT_LE(0, q0);
 	ASSERT_EQ(0, pthread_create(&th, NULL, waker_fn, &w));
@@ -1179,9 +1167,9 @@ static void wake_without_irq_work(struct __test_metadata *_metadata,
 	}
 	ioctl(w.fd, PERF_EVENT_IOC_DISABLE, 0);
 	pthread_join(th, NULL);
-	d1 = stats_get("wakeups_direct");
-	q1 = stats_get("wakeups_irq_work");
-	write_str(DROP_PARAM, "N");
+	d1 = live_stats_get("wakeups_direct");
+	q1 = live_stats_get("wakeups_irq_work");
+	write_str(DROP_PARAM, "N");	/* before the checks (the teardown does it too) */
 	ASSERT_EQ(0, w.err) TH_LOG("SCHED_FIFO reader: %s", strerror(w.err));
 	TH_LOG("%s: woke %d at data_head %llu after %llu %s, wakeups direct %lld, through irq_work %lld",
 	       clock ? "cpu-clock" : "sys_enter", w.woke,

@@ -182,8 +182,8 @@ static void stage_fill(struct stage *st)
  * takes a page fault for every page it touches.  Under single-threaded
  * TCG both readers were seen blocked there (D state) for 5 ms at once,
  * behind each other's faults, while the producer filled the ring and
- * lost 3558 samples (Documentation/record.md, "Readers that never make a
- * chunk").
+ * lost 3558 samples (Documentation/record.md, "Readers that never fault
+ * on their staging").
  */
 static void stock_spares(struct stage *st)
 {
