@@ -453,6 +453,34 @@ for d in write uring threads pin; do
 	done
 done
 
+# Readers never fault on their ring.  The stock kernels here insert a
+# perf ring page at its first touch, with the process's mmap_lock held,
+# so the library faults every page in when it maps a ring
+# (user/lib/mmap.c prefault()).  Each --drain=pin reader's page faults
+# (PEVT_STAGE_STATS=1) must be at most 4, plus 66 for each staging chunk
+# it had to make itself (said on its line).  Without the prefault the
+# stock backend's reader of a 16-page ring took 17-34 a run on 6.1
+# (record.md "Readers that never fault on their ring").
+for b in stock pevt; do
+	if [ $b = pevt ] && [ ! -c /dev/pevt ]; then
+		skip "--backend pevt: readers take no page fault" "no /dev/pevt"
+		continue
+	fi
+	PEVT_STAGE_STATS=1 pevt record --backend $b --drain=pin -e raw_syscalls:sys_enter -c 1 -m 16 \
+		-o pf.data -- pevt bench record-loop 20000 /dev/null >/dev/null 2>w.err
+	rc=$?
+	sed -n 's/.*stage cpu \([0-9]*\): [0-9]* chunks, \([0-9]*\) made by the filler, reader page faults \([0-9]*\),.*]$/\1 \2 \3/p' \
+		w.err >pf.txt
+	lines=$(wc -l <pf.txt)
+	bad=$(awk '$3 > 4 + 66 * $2 { printf "cpu %s: %s faults, %s chunks made; ", $1, $3, $2 }' pf.txt)
+	all=$(awk '{ printf "%s%s", (NR > 1 ? ", " : ""), $3 }' pf.txt)
+	if [ $rc = 0 ] && [ "$lines" -gt 0 ] && [ -z "$bad" ]; then
+		ok "--backend $b: readers take no page fault on their ring (faults per reader: $all)"
+	else
+		notok "--backend $b: readers fault: rc $rc, $lines stage lines, $bad"; log w.err
+	fi
+done
+
 # The defaults: no --backend, no --drain.  Where /dev/pevt opens, the
 # pevt backend (its events are anon_inode:[pevt] fds of pevt record,
 # stock ones anon_inode:[perf_event]; the workload lists them from /proc) with --drain=pin (a reader thread per CPU

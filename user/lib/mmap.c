@@ -32,6 +32,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
 #include <pevt/mmap.h>
 #include "internal/lib.h"
 #include "internal/mmap.h"
@@ -123,6 +127,34 @@ struct pevt_mmap *pevt_mmap__attach(struct perf_event_mmap_page *pc, void *data,
 	return map;
 }
 
+/*
+ * Fault every page of a fresh mapping in now, in the thread that maps
+ * it.  The guests' stock kernels (6.1, 6.12) insert a ring page at its
+ * first touch (perf_mmap_fault()); this host's 6.18 maps them at mmap().
+ * Without this, a reader of a 16-page ring took 17 faults on its first
+ * pass (17-34 a run in the 6.1 guest), each with the process's mmap_lock
+ * held for reading while the producer kept writing; a thread of the same
+ * process that holds that lock for writing (any mmap() or munmap(), a
+ * malloc() of a large block) puts such a reader to sleep
+ * (Documentation/record.md, "Readers that never fault on their ring").
+ * The control page is made writable where the mapping is
+ * (MADV_POPULATE_WRITE, Linux 5.14): a read would map it read-only, since
+ * perf asks to know of writes to it (page_mkwrite), and the reader's
+ * first store of data_tail would fault.  /dev/pevt inserts every page at
+ * mmap() already; this then costs a read per page.  Errors are ignored:
+ * a page not faulted in here is faulted in where it is first read.
+ */
+static void prefault(void *base, size_t len, size_t page, bool writable)
+{
+	const volatile unsigned char *p = base;
+	size_t off = 0;
+
+	if (writable && !madvise(base, page, MADV_POPULATE_WRITE))
+		off = page;
+	for (; off < len; off += page)
+		(void)p[off];
+}
+
 struct pevt_mmap *pevt_mmap__new(int fd, size_t data_pages,
 				 const struct pevt_mmap_opts *opts)
 {
@@ -145,6 +177,7 @@ struct pevt_mmap *pevt_mmap__new(int fd, size_t data_pages,
 		    MAP_SHARED, fd, 0);
 	if (base == MAP_FAILED)
 		return libpevt_err_ptr(-errno);
+	prefault(base, len, (size_t)page, o.writable);
 	map = mmap_alloc(base, (unsigned char *)base + page,
 			 (uint64_t)data_pages * page, &o, &err);
 	if (!map) {
