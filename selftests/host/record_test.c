@@ -524,55 +524,6 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 }
 
 /*
- * A main thread that falls behind its readers.  It hands a chunk back
- * only once it has written it, so while it is late the readers live on
- * the spares it made.  Those follow each ring's rate (spares_want(): what
- * it writes in 200 ms).  So when the main thread sleeps 100 ms
- * (PEVT_STAGE_MAIN_STALL_MS) under a ring of system calls at period 1, no
- * reader has to make a chunk itself, and nothing is lost.  With the 2
- * fixed spares of before, the busy reader made its own chunks there (each
- * a malloc() and 65 page faults).
- */
-TEST_F_TIMEOUT(rec, spares_cover_a_late_main_thread, 60)
-{
-	unsigned int want, most = 0;
-	int cpu, chunks, made, readers = 0;
-	long long samples, lost;
-	long faults;
-	const char *p;
-	struct out o;
-
-	if (!strstr(variant->drain, "pin"))
-		SKIP(return, "the readers of --pin-readers only");
-	if (access("/sys/kernel/tracing/events/raw_syscalls", F_OK) &&
-	    access("/sys/kernel/debug/tracing/events/raw_syscalls", F_OK))
-		SKIP(return, "no tracefs with raw_syscalls");
-	run(&o, "PEVT_STAGE_STATS=1 PEVT_STAGE_MAIN_STALL_MS=100 %s record --drain=%s "
-	    "-e raw_syscalls:sys_enter -c 1 -m 16 -o sp.data -- %s bench record-loop 400000 /dev/null",
-	    pevt_bin, variant->drain, pevt_bin);
-	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
-	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
-		ASSERT_EQ(5, sscanf(p, "[ pevt record: stage cpu %d: %d chunks, %d made by the "
-				    "filler, reader page faults %ld, spares wanted up to %u",
-				    &cpu, &chunks, &made, &faults, &want))
-			TH_LOG("%s", p);
-		TH_LOG("reader of CPU %d: %d chunks, %d made by it, spares wanted up to %u", cpu,
-		       chunks, made, want);
-		EXPECT_EQ(0, made) TH_LOG("reader of CPU %d made %d chunks itself", cpu, made);
-		if (want > most)
-			most = want;
-		readers++;
-	}
-	ASSERT_LT(0, readers) TH_LOG("no stage line: %s", o.err);
-	/* the stall happens only once the spares follow a rate */
-	EXPECT_LT(2u, most) TH_LOG("no reader's spares followed its rate: the main thread never stalled");
-	samples = rec_summary(o.err, &lost);
-	EXPECT_LT(0, samples);
-	EXPECT_EQ(0, lost);
-	out_free(&o);
-}
-
-/*
  * Back-pressure: 100000 system calls at period 1 into 1-page buffers, so
  * the kernel fills each buffer many times while its earlier bytes are
  * being written.  What perf reads back must be exactly what pevt counted

@@ -469,7 +469,7 @@ for b in stock pevt; do
 	PEVT_STAGE_STATS=1 pevt record --backend $b --drain=pin -e raw_syscalls:sys_enter -c 1 -m 16 \
 		-o pf.data -- pevt bench record-loop 20000 /dev/null >/dev/null 2>w.err
 	rc=$?
-	sed -n 's/.*stage cpu \([0-9]*\): [0-9]* chunks, \([0-9]*\) made by the filler, reader page faults \([0-9]*\),.*]$/\1 \2 \3/p' \
+	sed -n 's/.*stage cpu \([0-9]*\): [0-9]* chunks, \([0-9]*\) made by the filler, reader page faults \([0-9]*\).*]$/\1 \2 \3/p' \
 		w.err >pf.txt
 	lines=$(wc -l <pf.txt)
 	bad=$(awk '$3 > 4 + 66 * $2 { printf "cpu %s: %s faults, %s chunks made; ", $1, $3, $2 }' pf.txt)

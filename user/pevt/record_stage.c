@@ -74,16 +74,13 @@ static void kick(int fd)
 }
 
 /*
- * With @touch, every page written now, so that the reader takes no page
- * fault on it later.  Through a volatile pointer: a memset() to zero
- * right after malloc() is turned into calloc() by the compiler, which
- * leaves fresh mapped memory untouched (the readers took a fault per page
- * of each chunk, in their copy, before this).  A reader that has to make
- * a chunk itself does not touch it: it then faults only on the pages it
- * copies into, a ring's worth at a time (17 for a 16-page ring), where
- * touching the whole chunk first took 65 faults before the ring was read.
+ * Every page written now, so that the reader takes no page fault on it
+ * later.  Through a volatile pointer: a memset() to zero right after
+ * malloc() is turned into calloc() by the compiler, which leaves fresh
+ * mapped memory untouched (the readers took a fault per page of each
+ * chunk, in their copy, before this).
  */
-static struct stage_chunk *chunk_new(size_t cap, bool touch)
+static struct stage_chunk *chunk_new(size_t cap)
 {
 	struct stage_chunk *c = malloc(sizeof(*c) + cap);
 	volatile unsigned char *p = (volatile unsigned char *)c;
@@ -91,10 +88,9 @@ static struct stage_chunk *chunk_new(size_t cap, bool touch)
 
 	if (!c)
 		return NULL;
-	for (off = 0; touch && off < size; off += page)
+	for (off = 0; off < size; off += page)
 		p[off] = 0;
-	if (touch)
-		p[size - 1] = 0;
+	p[size - 1] = 0;
 	memset(c, 0, sizeof(*c));
 	c->cap = cap;
 	return c;
@@ -105,11 +101,11 @@ static struct stage_chunk *chunk_new(size_t cap, bool touch)
  * main thread's stock_spares() both make chunks; two at once may pass
  * @max_chunks by one, which the free queue has room for.
  */
-static struct stage_chunk *chunk_make(struct stage *st, bool touch)
+static struct stage_chunk *chunk_make(struct stage *st)
 {
 	struct stage_chunk *c;
 
-	if (LOAD(&st->nr_chunks) >= st->max_chunks || !(c = chunk_new(st->chunk_cap, touch)))
+	if (LOAD(&st->nr_chunks) >= st->max_chunks || !(c = chunk_new(st->chunk_cap)))
 		return NULL;
 	__atomic_fetch_add(&st->nr_chunks, 1, __ATOMIC_RELAXED);
 	return c;
@@ -126,7 +122,7 @@ static struct stage_chunk *chunk_get(struct stage *st)
 		STORE(&st->free_tail, t + 1);
 	} else {
 		/* No spare: the main thread fell behind; make one here. */
-		c = chunk_make(st, false);
+		c = chunk_make(st);
 		if (!c)
 			return NULL;
 		STORE(&st->filler_made, st->filler_made + 1);
@@ -180,33 +176,7 @@ static void stage_fill(struct stage *st)
 }
 
 /*
- * How many spares @st should have: STAGE_SPARES, and enough for what the
- * busiest ring's last rate (stage_set__watch()) writes in STAGE_SPARES_NS
- * (the busiest: the producer can move to this ring's CPU while the main
- * thread is away), at most STAGE_SPARES_SET bytes over the set's rings.
- * The main thread hands a chunk back only once it has written it; while
- * it is late, the readers live on these.  With 2 spares, in 1000 runs of
- * a 6.1 guest at 20 MB/s, a reader had to make chunks itself in 22, and
- * 20 of those 22 lost samples; none of the other 978 did
- * (Documentation/record.md, "Spares for the main thread's lateness").
- */
-static unsigned int spares_want(const struct stage *st)
-{
-	size_t most = STAGE_SPARES_SET / (size_t)st->set->nr / st->chunk_cap;
-	double chunks;
-
-	if (most > STAGE_SPARES_MAX)
-		most = STAGE_SPARES_MAX;
-	if (most <= STAGE_SPARES || !st->set->rate_max)
-		return STAGE_SPARES;
-	chunks = (double)STAGE_SPARES_NS * st->set->rate_max / (double)st->chunk_cap;
-	if (chunks >= (double)(most - STAGE_SPARES))
-		return (unsigned int)most;
-	return STAGE_SPARES + (unsigned int)(chunks + 0.999);
-}
-
-/*
- * The main thread: keep spares_want() chunks in the free queue, made and
+ * The main thread: keep STAGE_SPARES chunks in the free queue, made and
  * touched here, so that a reader never makes one.  A reader that does
  * calls malloc(), which maps (the process's mmap_lock, for writing), and
  * takes a page fault for every page it touches.  Under single-threaded
@@ -217,13 +187,10 @@ static unsigned int spares_want(const struct stage *st)
  */
 static void stock_spares(struct stage *st)
 {
-	unsigned int want = spares_want(st);
 	struct stage_chunk *c;
 
-	if (want > st->spares_max)
-		st->spares_max = want;
-	while (LOAD(&st->free_head) - LOAD(&st->free_tail) < want &&
-	       (c = chunk_make(st, true)))
+	while (LOAD(&st->free_head) - LOAD(&st->free_tail) < STAGE_SPARES &&
+	       (c = chunk_make(st)))
 		chunk_put(st, c);
 }
 
@@ -388,14 +355,12 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 	const char *d = getenv("PEVT_STAGE_READER_DELAY_US");
 	const char *nw = getenv("PEVT_STAGE_NO_WATCH");
 	const char *hold = getenv("PEVT_STAGE_MAIN_HOLD_US");
-	const char *stall = getenv("PEVT_STAGE_MAIN_STALL_MS");
 
 	memset(ss, 0, sizeof(*ss));
 	ss->help = help;
 	ss->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
 	ss->no_watch = nw && *nw == '1';
 	ss->hold_us = hold ? (unsigned int)strtoul(hold, NULL, 10) : 0;
-	ss->stall_ms = stall ? (unsigned int)strtoul(stall, NULL, 10) : 0;
 	ss->st = st;
 	ss->nr = nr;
 	ss->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -419,7 +384,7 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 		if (s->max_chunks > STAGE_FREEQ - 2)
 			s->max_chunks = STAGE_FREEQ - 2;
 		/* the reader's first chunk and its spares, ready */
-		s->wr = s->rd = chunk_new(s->chunk_cap, true);
+		s->wr = s->rd = chunk_new(s->chunk_cap);
 		if (!s->wr)
 			return -ENOMEM;
 		s->nr_chunks = 1;
@@ -464,9 +429,8 @@ void stage_set__stop(struct stage_set *ss)
 		stage_stop_one(st);
 		/* Tests: what each reader cost in chunks and page faults. */
 		if (ran && stats && *stats == '1')
-			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld, spares wanted up to %u ]\n",
-				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults,
-				st->spares_max);
+			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld ]\n",
+				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults);
 	}
 	if (ss->wake_fd >= 0)
 		close(ss->wake_fd);
@@ -538,20 +502,9 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		}
 		ss->hold_us = 0;
 	}
-	for (i = 0; i < ss->nr; i++) {
+	for (i = 0; i < ss->nr; i++)
 		if (ss->st[i].rd && !reader_off(&ss->st[i]))
 			stock_spares(&ss->st[i]);
-		/*
-		 * Tests: a main thread that falls behind its readers (the host
-		 * takes its CPU), once a ring's rate is steady (16 chunks
-		 * staged) and its spares follow it.
-		 */
-		if (ss->stall_ms && ss->st[i].spares_max > STAGE_SPARES &&
-		    LOAD(&ss->st[i].staged) >= 16 * (uint64_t)ss->st[i].chunk_cap) {
-			usleep(ss->stall_ms * 1000u);
-			ss->stall_ms = 0;
-		}
-	}
 	for (i = 0; i < ss->nr && !ss->no_watch; i++) {
 		struct stage *st = &ss->st[i];
 
@@ -582,18 +535,6 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		}
 		if (st->w_half_ns && st->w_half_ns / 4 < next)
 			next = st->w_half_ns / 4;
-	}
-	/* The busiest ring's rate, bytes per ns, for the next turn's spares. */
-	ss->rate_max = 0;
-	for (i = 0; i < ss->nr; i++) {
-		struct stage *st = &ss->st[i];
-		double rate;
-
-		if (!st->w_half_ns)
-			continue;
-		rate = (double)(pevt_mmap__data_size(st->map) / 2) / (double)st->w_half_ns;
-		if (rate > ss->rate_max)
-			ss->rate_max = rate;
 	}
 	return next < STAGE_WATCH_MIN_NS ? STAGE_WATCH_MIN_NS : next;
 }

@@ -93,18 +93,8 @@ struct stage_set;
 /* A chunk handed back is taken again; no buffer stages more than this. */
 #define STAGE_MAX	(64u << 20)
 #define STAGE_FREEQ	256u
-/*
- * Chunks the main thread keeps ready in each free queue: STAGE_SPARES,
- * and what the busiest ring's last rate (the watch's) fills in
- * STAGE_SPARES_NS; at most STAGE_SPARES_MAX a ring and STAGE_SPARES_SET
- * bytes over all the rings (with 256 KiB chunks: 64 each for 2 CPUs, 8
- * for 16, no more than STAGE_SPARES from 64), and at most @max_chunks
- * made.
- */
-#define STAGE_SPARES		2u
-#define STAGE_SPARES_NS		200000000ull
-#define STAGE_SPARES_MAX	64u
-#define STAGE_SPARES_SET	(32ull << 20)
+/* Chunks the main thread keeps ready in each free queue. */
+#define STAGE_SPARES	2u
 
 struct stage {
 	/* set by the caller before stage_set__start() */
@@ -120,7 +110,6 @@ struct stage {
 	unsigned int nr_chunks, max_chunks;	/* made (atomic), allowed */
 	unsigned int filler_made;	/* made by the filler: no spare was there */
 	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
-	unsigned int spares_max;	/* the most spares_want() asked for (main) */
 	struct stage_chunk *wr;		/* the reader's chunk */
 	struct stage_chunk *rd;		/* the main thread's */
 	size_t rd_off;
@@ -153,11 +142,6 @@ struct stage_set {
 	bool no_watch;			/* PEVT_STAGE_NO_WATCH=1 (A/B runs): no rescue */
 	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
 					   holds the last ring this long, its reader woken */
-	double rate_max;		/* the busiest ring's last rate, bytes per ns (main) */
-	unsigned int stall_ms;		/* PEVT_STAGE_MAIN_STALL_MS (tests): the main
-					   thread sleeps this long, once, in the first
-					   watch that made spares for the rate of a ring
-					   that has staged 16 chunks */
 };
 
 /*
