@@ -1117,7 +1117,6 @@ static void *waker_fn(void *arg)
 	return NULL;
 }
 
-
 static void wake_without_irq_work(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(rbapi) *self, int clock)
 {
