@@ -482,8 +482,8 @@ TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
 
 /*
  * The readers take no page fault on their staging (record_stage.c
- * chunk_new(), stock_spares()): every chunk is made and its pages
- * written by the main thread before a reader copies into it.  Until
+ * chunk_make(), stock_spares()): every chunk is made and its pages
+ * populated by the main thread before a reader copies into it.  Until
  * 2026-12-05 the compiler turned chunk_new()'s malloc() + memset() to 0
  * into calloc(), which leaves fresh mapped memory untouched: each reader
  * took a fault per page of each chunk in its copy (190-255 a run here),
@@ -492,8 +492,9 @@ TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
  * traced blocked there together for 5 ms while the ring filled.  Two
  * MB a CPU of cpu-clock at 20 kHz into 1-page rings: several chunks of
  * 256 KiB each.  A chunk the filler had to make itself (the main thread
- * late: a loaded machine) is touched by the reader, 65 faults; those are
- * allowed for and logged.
+ * late: a loaded machine) is populated by the reader, 65 faults (a
+ * populate counts each page it maps in); those are allowed for and
+ * logged.
  */
 TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 {
@@ -521,6 +522,48 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 	}
 	EXPECT_LT(0, readers) TH_LOG("no stage line: %s", o.err);
 	out_free(&o);
+}
+
+/*
+ * A reader that makes its own chunk (the main thread late) maps no
+ * memory: it takes a slot of the arena mapped at the start
+ * (record_stage.c chunk_make()).  Until 2026-12-06 it called malloc(),
+ * which maps a chunk that size (mmap_lock for writing: every other
+ * thread's page fault waits behind it).  PEVT_STAGE_NO_SPARES=1 leaves
+ * the readers every chunk to make, and PEVT_STAGE_READER_NO_MMAP=1 has
+ * a reader killed by SIGSYS if it calls mmap, munmap, mremap, mprotect
+ * or brk.  Failed before: the recorder was killed by SIGSYS (status 159).
+ */
+TEST_F_TIMEOUT(rec, readers_map_no_memory, 60)
+{
+	int cpu, chunks, made, total = 0;
+	long long samples, lost;
+	long faults;
+	const char *p;
+	struct out o;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	run(&o, "PEVT_STAGE_NO_SPARES=1 PEVT_STAGE_READER_NO_MMAP=1 PEVT_STAGE_STATS=1 "
+	    "%s record --drain=%s -e cpu-clock -F 20000 -m 1 -o nm.data "
+	    "-- sh -c 'i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done'", pevt_bin,
+	    variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("status %d (159: a reader mapped memory): %s", o.status,
+				      o.err);
+	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
+		ASSERT_EQ(4, sscanf(p, "[ pevt record: stage cpu %d: %d chunks, %d made by the "
+				    "filler, reader page faults %ld", &cpu, &chunks, &made, &faults))
+			TH_LOG("%s", p);
+		TH_LOG("reader of CPU %d: %d chunks, %d made by it, %ld page faults", cpu, chunks,
+		       made, faults);
+		total += made;
+	}
+	/* 2 MB a CPU into chunks of 256 KiB, handed back once written */
+	EXPECT_LT(0, total) TH_LOG("no reader made a chunk: %s", o.err);
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	ASSERT_LT(1000, samples);
+	check_read_lost(_metadata, "nm.data", samples, lost);
 }
 
 /*

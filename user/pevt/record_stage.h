@@ -108,6 +108,8 @@ struct stage {
 	int kick_fd;			/* eventfd: the main thread wakes the reader */
 	size_t chunk_cap;
 	unsigned int nr_chunks, max_chunks;	/* made (atomic), allowed */
+	unsigned char *arena;		/* max_chunks slots, mapped at the start */
+	size_t slot, arena_len, page;	/* a chunk's bytes, page-rounded; all */
 	unsigned int filler_made;	/* made by the filler: no spare was there */
 	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
 	struct stage_chunk *wr;		/* the reader's chunk */
@@ -140,6 +142,10 @@ struct stage_set {
 	unsigned int delay_us;		/* PEVT_STAGE_READER_DELAY_US (tests): the last
 					   reader sleeps this long when woken */
 	bool no_watch;			/* PEVT_STAGE_NO_WATCH=1 (A/B runs): no rescue */
+	bool no_spares;			/* PEVT_STAGE_NO_SPARES=1 (tests): the readers
+					   make their chunks */
+	bool no_mmap;			/* PEVT_STAGE_READER_NO_MMAP=1 (tests): a reader
+					   that maps memory is killed */
 	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
 					   holds the last ring this long, its reader woken */
 };
