@@ -205,7 +205,7 @@ static void stock_spares(struct stage *st)
 {
 	struct stage_chunk *c;
 
-	if (st->set && st->set->no_spares && st->nr_chunks)
+	if (st->set && st->set->no_spares && LOAD(&st->nr_chunks))
 		return;		/* tests: the filler makes every chunk but the first */
 	while (LOAD(&st->free_head) - LOAD(&st->free_tail) < STAGE_SPARES &&
 	       (c = chunk_make(st)))
