@@ -481,6 +481,54 @@ TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
 }
 
 /*
+ * A --pin-readers recording of cpu-clock at 20 kHz into 1-page rings,
+ * a shell loop as the workload (2 MB a CPU: several 256 KiB chunks),
+ * with @env before it; then each reader's PEVT_STAGE_STATS=1 line
+ * ("stage cpu N: C chunks, M made by the filler, reader page faults
+ * F"), logged and checked by @check.  The readers counted, or -1.
+ */
+static int spin_stage_lines(struct __test_metadata *_metadata, struct out *o, const char *env,
+			    const char *drain, const char *file,
+			    void (*check)(struct __test_metadata *, int cpu, int made, long faults,
+					  void *), void *ctx)
+{
+	int cpu, chunks, made, readers = 0;
+	long faults;
+	const char *p;
+
+	run(o, "%s PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock -F 20000 -m 1 -o %s "
+	    "-- sh -c 'i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done'", env, pevt_bin,
+	    drain, file);
+	if (o->status)
+		return -1;
+	for (p = o->err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
+		if (sscanf(p, "[ pevt record: stage cpu %d: %d chunks, %d made by the "
+			   "filler, reader page faults %ld", &cpu, &chunks, &made, &faults) != 4) {
+			TH_LOG("unparsed: %s", p);
+			return -1;
+		}
+		TH_LOG("reader of CPU %d: %d chunks, %d made by it, %ld page faults", cpu, chunks,
+		       made, faults);
+		check(_metadata, cpu, made, faults, ctx);
+		readers++;
+	}
+	return readers;
+}
+
+static void no_staging_fault(struct __test_metadata *_metadata, int cpu, int made, long faults,
+			     void *ctx)
+{
+	/* the ring's pages, the stack's: a few; 65 a chunk of its own */
+	EXPECT_GE(8 + 66 * made, faults) TH_LOG("reader of CPU %d faulted on its staging", cpu);
+}
+
+static void sum_made(struct __test_metadata *_metadata, int cpu, int made, long faults,
+		     void *ctx)
+{
+	*(int *)ctx += made;
+}
+
+/*
  * The readers take no page fault on their staging (record_stage.c
  * chunk_make(), stock_spares()): every chunk is made and its pages
  * populated by the main thread before a reader copies into it.  Until
@@ -498,28 +546,14 @@ TEST_F_TIMEOUT(rec, reader_waits_main_take, 60)
  */
 TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 {
-	int cpu, chunks, made, readers = 0;
-	long faults;
-	const char *p;
 	struct out o;
+	int readers;
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
-	run(&o, "PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock -F 20000 -m 1 -o pf.data "
-	    "-- sh -c 'i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done'", pevt_bin,
-	    variant->drain);
+	readers = spin_stage_lines(_metadata, &o, "", variant->drain, "pf.data",
+				   no_staging_fault, NULL);
 	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
-	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
-		ASSERT_EQ(4, sscanf(p, "[ pevt record: stage cpu %d: %d chunks, %d made by the "
-				    "filler, reader page faults %ld", &cpu, &chunks, &made, &faults))
-			TH_LOG("%s", p);
-		TH_LOG("reader of CPU %d: %d chunks, %d made by it, %ld page faults", cpu, chunks,
-		       made, faults);
-		/* the ring's pages, the stack's: a few; 65 a chunk of its own */
-		EXPECT_GE(8 + 66 * made, faults) TH_LOG("reader of CPU %d faulted on its staging",
-							 cpu);
-		readers++;
-	}
 	EXPECT_LT(0, readers) TH_LOG("no stage line: %s", o.err);
 	out_free(&o);
 }
@@ -536,28 +570,17 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
  */
 TEST_F_TIMEOUT(rec, readers_map_no_memory, 60)
 {
-	int cpu, chunks, made, total = 0;
 	long long samples, lost;
-	long faults;
-	const char *p;
+	int total = 0, readers;
 	struct out o;
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
-	run(&o, "PEVT_STAGE_NO_SPARES=1 PEVT_STAGE_READER_NO_MMAP=1 PEVT_STAGE_STATS=1 "
-	    "%s record --drain=%s -e cpu-clock -F 20000 -m 1 -o nm.data "
-	    "-- sh -c 'i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done'", pevt_bin,
-	    variant->drain);
+	readers = spin_stage_lines(_metadata, &o, "PEVT_STAGE_NO_SPARES=1 PEVT_STAGE_READER_NO_MMAP=1",
+				   variant->drain, "nm.data", sum_made, &total);
 	ASSERT_EQ(0, o.status) TH_LOG("status %d (159: a reader mapped memory): %s", o.status,
 				      o.err);
-	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
-		ASSERT_EQ(4, sscanf(p, "[ pevt record: stage cpu %d: %d chunks, %d made by the "
-				    "filler, reader page faults %ld", &cpu, &chunks, &made, &faults))
-			TH_LOG("%s", p);
-		TH_LOG("reader of CPU %d: %d chunks, %d made by it, %ld page faults", cpu, chunks,
-		       made, faults);
-		total += made;
-	}
+	ASSERT_LT(0, readers) TH_LOG("no stage line: %s", o.err);
 	/* 2 MB a CPU into chunks of 256 KiB, handed back once written */
 	EXPECT_LT(0, total) TH_LOG("no reader made a chunk: %s", o.err);
 	samples = rec_summary(o.err, &lost);
