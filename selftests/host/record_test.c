@@ -561,12 +561,14 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 /*
  * A reader that makes its own chunk (the main thread late) maps no
  * memory: it takes a slot of the arena mapped at the start
- * (record_stage.c chunk_make()).  Until 2026-12-05 (session 36) it called malloc(),
- * which maps a chunk that size (mmap_lock for writing: every other
- * thread's page fault waits behind it).  PEVT_STAGE_NO_SPARES=1 leaves
- * the readers every chunk to make, and PEVT_STAGE_READER_NO_MMAP=1 has
- * a reader killed by SIGSYS if it calls mmap, munmap, mremap, mprotect
- * or brk.  Failed before: the recorder was killed by SIGSYS (status 159).
+ * (record_stage.c chunk_make()).  Until 2026-12-05 (session 36) it
+ * called malloc(), which maps a chunk that size (mmap_lock for writing:
+ * every other thread's page fault waits behind it).
+ * PEVT_STAGE_NO_SPARES=1 leaves the readers every chunk to make, and
+ * PEVT_STAGE_READER_NO_MMAP=1 has a reader killed by SIGSYS if it calls
+ * mmap, munmap, mremap, mprotect or brk.  Mutation: with chunk_make()
+ * taking its chunk from malloc() again, the recorder is killed by
+ * SIGSYS (status 159).
  */
 TEST_F_TIMEOUT(rec, readers_map_no_memory, 60)
 {

@@ -93,13 +93,14 @@ static void kick(int fd)
  * is written, through a volatile pointer (a memset() to zero is a
  * store the compiler may drop on fresh memory).
  */
-static void chunk_populate(void *p, size_t len, size_t page)
+static void chunk_populate(void *p, size_t len)
 {
 	volatile unsigned char *v = p;
-	size_t off;
+	size_t off, page;
 
 	if (!madvise(p, len, MADV_POPULATE_WRITE))
 		return;
+	page = (size_t)sysconf(_SC_PAGESIZE);
 	for (off = 0; off < len; off += page)
 		v[off] = 0;
 }
@@ -127,7 +128,7 @@ static struct stage_chunk *chunk_make(struct stage *st)
 	} while (!__atomic_compare_exchange_n(&st->nr_chunks, &n, n + 1, false,
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	c = (struct stage_chunk *)(st->arena + (size_t)n * st->slot);
-	chunk_populate(c, st->slot, st->page);
+	chunk_populate(c, st->slot);
 	c->cap = st->chunk_cap;
 	return c;
 }
@@ -205,7 +206,7 @@ static void stock_spares(struct stage *st)
 {
 	struct stage_chunk *c;
 
-	if (st->set && st->set->no_spares && LOAD(&st->nr_chunks))
+	if (st->set->no_spares && LOAD(&st->nr_chunks))
 		return;		/* tests: the filler makes every chunk but the first */
 	while (LOAD(&st->free_head) - LOAD(&st->free_tail) < STAGE_SPARES &&
 	       (c = chunk_make(st)))
@@ -454,10 +455,8 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 		 * The arena: every chunk the buffer may have, address space
 		 * only (MAP_NORESERVE) until a chunk is made.
 		 */
-		s->page = page;
 		s->slot = (sizeof(struct stage_chunk) + s->chunk_cap + page - 1) / page * page;
-		s->arena_len = s->slot * s->max_chunks;
-		s->arena = mmap(NULL, s->arena_len, PROT_READ | PROT_WRITE,
+		s->arena = mmap(NULL, s->slot * s->max_chunks, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (s->arena == MAP_FAILED) {
 			s->arena = NULL;
@@ -706,7 +705,7 @@ int stage__err(const struct stage *st)
 void stage__free(struct stage *st)
 {
 	if (st->arena)
-		munmap(st->arena, st->arena_len);
+		munmap(st->arena, st->slot * st->max_chunks);
 	st->arena = NULL;
 	st->rd = st->wr = NULL;
 	st->free_tail = st->free_head;

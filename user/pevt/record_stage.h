@@ -109,7 +109,7 @@ struct stage {
 	size_t chunk_cap;
 	unsigned int nr_chunks, max_chunks;	/* made (atomic), allowed */
 	unsigned char *arena;		/* max_chunks slots, mapped at the start */
-	size_t slot, arena_len, page;	/* a chunk's bytes, page-rounded; all */
+	size_t slot;			/* a chunk's bytes, page-rounded */
 	unsigned int filler_made;	/* made by the filler: no spare was there */
 	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
 	struct stage_chunk *wr;		/* the reader's chunk */
