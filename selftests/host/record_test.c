@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sched.h>
@@ -751,6 +752,47 @@ TEST_F(rec, compressed_slow_cpu)
 	out_free(&o);
 	EXPECT_EQ(0, rec_round_violations("-i zs.data", &rounds, &timed));
 	EXPECT_GT(rounds, 1);
+}
+
+/*
+ * --pin-readers with a main thread that writes slower than its readers
+ * stage (-z, every compression 10 ms longer: PEVT_RECORD_ZSTD_DELAY_US,
+ * a stand-in for a TCG guest at cpu-clock -F 100000 -a): the recording
+ * ends when its workload does, and keeps what was staged.  Until
+ * 2026-12-06 a pass also consumed what the readers staged while it
+ * wrote, so a main thread that never caught up never came back to see
+ * the workload's end (a 6.1 guest: `-e cpu-clock -F 100000 -a -m 1 -z`
+ * of a 0.4 s workload ran for minutes).  On this project's host: 8.6 s
+ * and some 70000 samples with the fix, killed by the 40 s timeout
+ * without it (twice).
+ */
+TEST_F(rec, slow_writer_ends)
+{
+	long long samples, lost = -1;
+	struct timespec t0, t1;
+	double secs;
+	struct out o;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the staging of --pin-readers only");
+	self->busy = start_busy();
+	ASSERT_GT(self->busy, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	run(&o, "PEVT_RECORD_ZSTD_DELAY_US=10000 timeout -s KILL 40 %s record --drain=%s -z "
+	    "-e cpu-clock -F 20000 -a -m 1 -o sw.data -- sleep 0.5", pevt_bin, variant->drain);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ASSERT_EQ(0, o.status) TH_LOG("%.1f s: %s", secs, o.err);
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	TH_LOG("%.1f s, %lld samples, %lld lost", secs, samples, lost);
+	EXPECT_LT(secs, 30.0);
+	ASSERT_GT(samples, 1000);
+	run(&o, "perf script -i sw.data");
+	EXPECT_EQ(0, o.status);
+	EXPECT_EQ(samples, count_lines(o.out));
+	EXPECT_TRUE(lost ? quiet_but_lost(o.err) : perf_quiet(o.err)) TH_LOG("%s", o.err);
+	out_free(&o);
 }
 
 /* -p until SIGINT: the file is finished and complete. */

@@ -669,16 +669,27 @@ int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned cha
 		       void *ctx)
 {
 	int64_t total = 0;
+	uint64_t until;
 	int ret;
 
 	if (!st->rd)
 		return 0;
 	if (reader_off(st))
 		fill_main(st);
+	/*
+	 * What was staged when the call began, and not what the reader
+	 * stages meanwhile: a reader that stages faster than @fn writes (-z
+	 * under cpu-clock -F 100000 -a in a TCG guest) kept the main thread
+	 * here for good, and it never looked at the workload's end again
+	 * (host test rec.pin.slow_writer_ends).
+	 */
+	until = LOAD(&st->staged);
 	for (;;) {
 		struct stage_chunk *c = st->rd, *next = LOAD(&c->next);
 		size_t end = LOAD(&c->len);	/* after @next: final if @next is set */
 
+		if (st->rd_off < end && st->written >= until)
+			break;
 		if (st->rd_off < end) {
 			ret = fn(ctx, c->data + st->rd_off, end - st->rd_off);
 			if (ret)
