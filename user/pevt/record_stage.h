@@ -194,9 +194,12 @@ void stage_set__sleep_end(struct stage_set *ss);
 /* Bytes staged and not consumed yet. */
 uint64_t stage__pending(const struct stage *st);
 /*
- * Hand what is staged to @fn, in order, as flat runs of whole records
- * (each within one chunk); a run @fn consumed is given back.  Returns
- * the bytes consumed or the first -errno of @fn or of the stage.
+ * Hand what was staged when the call began to @fn, in order, as flat
+ * runs of whole records (each within one chunk); a run @fn consumed is
+ * given back.  What the reader stages meanwhile waits for the next call
+ * (the last run may hold some of it: it ends at the chunk's length as
+ * read then).  Returns the bytes consumed
+ * or the first -errno of @fn or of the stage.
  */
 int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned char *p, size_t len),
 		       void *ctx);
