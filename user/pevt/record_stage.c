@@ -688,9 +688,9 @@ int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned cha
 		struct stage_chunk *c = st->rd, *next = LOAD(&c->next);
 		size_t end = LOAD(&c->len);	/* after @next: final if @next is set */
 
+		if (st->rd_off < end && st->written >= until)
+			break;
 		if (st->rd_off < end) {
-			if (st->written >= until)
-				break;
 			ret = fn(ctx, c->data + st->rd_off, end - st->rd_off);
 			if (ret)
 				return ret;
