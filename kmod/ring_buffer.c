@@ -81,6 +81,16 @@ static bool rb_drop_irq_work_wakeups;
 module_param_named(drop_irq_work_wakeups, rb_drop_irq_work_wakeups, bool, 0644);
 MODULE_PARM_DESC(drop_irq_work_wakeups, "test only: drop the wakeups that go through irq_work");
 
+/*
+ * Test hook: the next record of any buffer moves its wakeup point this
+ * many watermarks further, as an interrupt between the load and the add
+ * of rb_advance_wakeup() did when they were two steps (the point then
+ * stood ahead of head).
+ */
+static unsigned int rb_test_wakeup_skew;
+module_param_named(test_wakeup_skew, rb_test_wakeup_skew, uint, 0644);
+MODULE_PARM_DESC(test_wakeup_skew, "test only: the next record moves its buffer's wakeup point this many watermarks ahead");
+
 /* Sections open on this CPU and the one buffer whose wakeup waits. */
 struct rb_wake_slot {
 	unsigned int	depth;
@@ -564,6 +574,36 @@ void rb_set_last_unmap(struct pevt_rb *rb,
  * the data of every record below data_head.
  */
 
+/*
+ * A wakeup is due once @head (the end of the record just reserved) is
+ * more than a watermark past the wakeup point: move the point one
+ * watermark on (rb_put_handle() sees it moved and wakes the readers).
+ *
+ * perf's __perf_output_begin() loads the point and adds to it in two
+ * steps, and compares unsigned.  A record written from an interrupt
+ * between the two (a cpu-clock sample into a buffer whose sideband
+ * record it interrupted) moved the point too, and the two adds left it
+ * ahead of head: head - wakeup, unsigned, was then huge for every later
+ * record, each of which moved the point on again and woke the readers,
+ * for the life of the buffer.  Under single-threaded TCG at 100 kHz a
+ * --pin-readers reader so woken some 10000 times a second kept its CPU
+ * and stretched a 3 s recording to 100 s (Documentation/record.md, "A
+ * wakeup for every record").  Here the add is a cmpxchg from the value
+ * compared, and the comparison is signed: a point ahead of head waits
+ * for head to pass it.
+ */
+static void rb_advance_wakeup(struct pevt_rb *rb, unsigned long head)
+{
+	long w = local_read(&rb->wakeup), old;
+
+	while ((long)(head - w) > (long)rb->watermark) {
+		old = local_cmpxchg(&rb->wakeup, w, w + rb->watermark);
+		if (old == w)
+			break;
+		w = old;
+	}
+}
+
 static void rb_get_handle(struct rb_handle *h, struct pevt_rb *rb)
 {
 	preempt_disable();
@@ -768,8 +808,10 @@ int rb_output_begin(struct rb_handle *h, struct pevt_rb *rb,
 	} while (local_cmpxchg(&rb->head, offset, head) != offset);
 
 	/* The implied barrier() of local_cmpxchg() keeps the stores below. */
-	if (unlikely(head - local_read(&rb->wakeup) > rb->watermark))
-		local_add(rb->watermark, &rb->wakeup);
+	if (unlikely(READ_ONCE(rb_test_wakeup_skew)))
+		local_add((unsigned long)xchg(&rb_test_wakeup_skew, 0) * rb->watermark,
+			  &rb->wakeup);
+	rb_advance_wakeup(rb, head);
 
 	h->rb = rb;
 	if (unlikely(lost_size)) {

@@ -635,6 +635,7 @@ FIXTURE_TEARDOWN(rbapi)
 	close(self->dev);
 	/* wakeup_without_irq_work_*: never left on by a failed assertion */
 	write_str(DROP_PARAM, "N");
+	write_str("/sys/module/pevt/parameters/test_wakeup_skew", "0");
 }
 
 static int open_sampler(FIXTURE_DATA(rbapi) *self, int size_at_end,
@@ -957,6 +958,58 @@ TEST_F(rbapi, poll_wakeup_watermark)
 		syscall(__NR_getppid);
 	ASSERT_EQ(1, poll(&pfd, 1, 5000));
 	ASSERT_EQ(POLLIN, pfd.revents);
+	close(fd);
+}
+
+/*
+ * A wakeup point left ahead of head (two adds for one due wakeup, when
+ * an interrupt's record came between the load and the add) must wait for
+ * head, not wake the reader on every record from then on: the
+ * test_wakeup_skew hook moves it two watermarks ahead at the next
+ * record.  Each turn below is two samples (getppid() and the poll()
+ * itself, 56 bytes each, into one 4 KiB page: a 2 KiB watermark); the
+ * ring is emptied after every poll.  With perf's unsigned comparison
+ * every one of the 400 turns after the skew polled POLLIN.
+ */
+#define SKEW_PARAM	"/sys/module/pevt/parameters/test_wakeup_skew"
+#define SKEW_TURNS	400
+
+TEST_F(rbapi, poll_wakeup_point_ahead_waits)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *up;
+	struct pollfd pfd;
+	uint64_t from, to;
+	int fd, i, woken = 0, due;
+
+	if (access(SKEW_PARAM, W_OK))
+		SKIP(return, "no %s", SKEW_PARAM);
+	attr_init(&a, self->tp_id, 1, 0, 0, 0);
+	fd = rbt_pevt_open(self->dev, &a, -1);
+	ASSERT_LE(0, fd);
+	up = map_buf(self, fd, 1, 1);
+	ASSERT_NE(NULL, up);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	ASSERT_EQ(0, write_str(SKEW_PARAM, "2"));
+	from = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	for (i = 0; i < SKEW_TURNS; i++) {
+		syscall(__NR_getppid);
+		pfd.revents = 0;
+		woken += poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+		__atomic_store_n(&up->data_tail,
+				 __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	}
+	to = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	write_str(SKEW_PARAM, "0");
+	/* one wakeup per 2 KiB written, and one for the watermark crossed before */
+	due = (int)((to - from) / 2048) + 1;
+	TH_LOG("%d of %d turns woken, %llu bytes written: %d wakeups due at most",
+	       woken, SKEW_TURNS, (unsigned long long)(to - from), due);
+	EXPECT_LE(woken, due);
+	EXPECT_LT(0, woken);	/* the point, passed, wakes again */
 	close(fd);
 }
 
