@@ -560,6 +560,56 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 }
 
 /*
+ * A buffer that wakes its reader on every record (a stock kernel's once
+ * its wakeup point stood ahead of head: kmod/ring_buffer.c
+ * rb_advance_wakeup(); here wakeup_events = 1, through
+ * PEVT_RECORD_WAKEUP_EVERY=1) puts the reader in timed waits
+ * (record_stage.c reader_wait()): it sleeps the time its ring takes to
+ * fill half of it, and takes what came.  cpu-clock at 20 kHz into 1-page
+ * rings: each reader says so on its PEVT_STAGE_STATS=1 line, all the
+ * readers together wake fewer than one time in 8 samples, nothing is
+ * lost, and perf reads every sample.  Mutation: with reader_account()
+ * never choosing timed waits, the readers woke 205587 times for 213004
+ * samples and said nothing (3801 wakeups with them).
+ */
+TEST_F_TIMEOUT(rec, readers_timed_when_woken_for_every_record, 60)
+{
+	long long samples, lost = -1, wakeups = 0;
+	int readers = 0, timed = 0;
+	const char *p;
+	struct out o;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	run(&o, "PEVT_RECORD_WAKEUP_EVERY=1 PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock "
+	    "-F 20000 -a -m 1 -o we.data -- sh -c 'i=0; while [ $i -lt 1000000 ]; do "
+	    "i=$((i+1)); done'", pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
+		const char *end = strchr(p, ']'), *w = strstr(p, " wakeups");
+		long long n;
+
+		ASSERT_NE(NULL, end);
+		ASSERT_TRUE(w && w < end) TH_LOG("no wakeup count: %.*s", (int)(end - p), p);
+		while (w > p && w[-1] >= '0' && w[-1] <= '9')
+			w--;
+		n = atoll(w);
+		wakeups += n;
+		readers++;
+		timed += strstr(p, "timed waits") && strstr(p, "timed waits") < end;
+		TH_LOG("%.*s", (int)(end - p), p);
+	}
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	ASSERT_LT(0, readers);
+	ASSERT_LT(10000, samples);
+	EXPECT_EQ(readers, timed) TH_LOG("readers not in timed waits");
+	EXPECT_LT(wakeups * 8, samples) TH_LOG("%lld wakeups for %lld samples", wakeups, samples);
+	EXPECT_EQ(0, lost);
+	check_read_lost(_metadata, "we.data", samples, lost);
+}
+
+/*
  * A reader that makes its own chunk (the main thread late) maps no
  * memory: it takes a slot of the arena mapped at the start
  * (record_stage.c chunk_make()).  Until 2026-12-05 (session 36) it

@@ -1946,6 +1946,12 @@ static int setup_events(struct record *r)
 		a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
 		a->disabled = 1;
 		a->sample_id_all = 1;
+		/*
+		 * Tests: a wakeup for every record, as a stock kernel's
+		 * buffer gives once its wakeup point stood ahead of head
+		 * (the readers' timed mode, record_stage.c).
+		 */
+		a->wakeup_events = getenv("PEVT_RECORD_WAKEUP_EVERY") ? 1 : 0;
 		/* perf record: a tracepoint's fields, on both backends. */
 		a->sample_type |= is_tracepoint(a) ? PERF_SAMPLE_RAW : 0;
 		/*

@@ -327,6 +327,70 @@ static long thread_faults(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt + ru.ru_majflt;
 }
 
+/*
+ * A stock kernel's buffer can wake its readers on every record, for the
+ * rest of its life: perf's wakeup point is loaded and moved in two steps,
+ * and a record written from an interrupt between them (a cpu-clock sample
+ * into the buffer whose sideband record it interrupted) moves it too; it
+ * then stands ahead of head, and compared unsigned every record moves it
+ * on and wakes (kmod/ring_buffer.c rb_advance_wakeup(), the module's own
+ * fixed).  A SCHED_FIFO reader woken so, some 10000 times a second under
+ * single-threaded TCG at 100 kHz -a, kept its CPU and stretched a 3 s
+ * recording to 100 s.  So a reader whose ring wakeups mostly (STAGE_THIN
+ * of STAGE_WINDOW) bring it less than an eighth of the ring stops waiting
+ * on the ring: it sleeps the time the ring took to fill half of it at its
+ * last rate, as the kernel's watermark would have it wait, woken early
+ * only by the main thread's kick or a hang-up (Documentation/record.md,
+ * "A wakeup for every record").
+ */
+#define STAGE_WINDOW		64u
+#define STAGE_THIN		48u
+#define STAGE_RATE_NS		10000000ull	/* the rate's step */
+#define STAGE_TIMED_MIN_NS	20000ull
+#define STAGE_TIMED_MAX_NS	10000000ull
+
+static int reader_wait(struct stage *st, struct pollfd *p)
+{
+	uint64_t ns = st->half_ns ? st->half_ns : STAGE_TIMED_MAX_NS;
+	struct timespec ts;
+	int r;
+
+	if (!st->timed)
+		return poll(p, 2, 50);
+	if (ns < STAGE_TIMED_MIN_NS)
+		ns = STAGE_TIMED_MIN_NS;
+	if (ns > STAGE_TIMED_MAX_NS)
+		ns = STAGE_TIMED_MAX_NS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)ns;
+	p[0].events = 0;		/* POLLHUP and POLLERR still come */
+	r = ppoll(p, 2, &ts, NULL);
+	p[0].events = POLLIN;
+	return r;
+}
+
+/* After a fill that took @took bytes: the ring's rate; thin wakeups. */
+static void reader_account(struct stage *st, bool ring_woke, uint64_t took)
+{
+	uint64_t now = now_ns(), staged = LOAD(&st->staged);
+	uint64_t size = pevt_mmap__data_size(st->map);
+
+	if (!st->r_ns || now - st->r_ns >= STAGE_RATE_NS) {
+		if (st->r_ns)
+			st->half_ns = staged > st->r_staged ?
+				(now - st->r_ns) * (size / 2) / (staged - st->r_staged) : 0;
+		st->r_ns = now;
+		st->r_staged = staged;
+	}
+	if (st->timed || !ring_woke)
+		return;
+	st->thin += took < size / 8;
+	if (++st->woke < STAGE_WINDOW)
+		return;
+	st->timed = st->thin >= STAGE_THIN;
+	st->woke = st->thin = 0;
+}
+
 static void *reader_run(void *arg)
 {
 	struct stage *st = arg;
@@ -349,15 +413,20 @@ static void *reader_run(void *arg)
 	}
 	st->faults = -thread_faults();
 	while (!LOAD(&ss->stop)) {
-		if (poll(p, 2, 50) < 0 && errno != EINTR)
+		uint64_t before;
+
+		if (reader_wait(st, p) < 0 && errno != EINTR)
 			break;
+		st->wakeups++;
 		if (ss->delay_us && st == &ss->st[ss->nr - 1])
 			usleep(ss->delay_us);	/* a reader that runs late (tests) */
 		if ((p[1].revents & POLLIN) && read(st->kick_fd, &v, sizeof(v)) < 0) {
 			/* nonblocking, and only this thread reads it: cannot fail */
 		}
 		want = LOAD(&st->want);		/* asked before the fill that answers it */
+		before = LOAD(&st->staged);
 		fill_reader(st);
+		reader_account(st, p[0].revents & POLLIN, LOAD(&st->staged) - before);
 		if (want != st->took) {
 			STORE(&st->took, want);
 			futex_wake(&st->took);
@@ -507,8 +576,9 @@ void stage_set__stop(struct stage_set *ss)
 		stage_stop_one(st);
 		/* Tests: what each reader cost in chunks and page faults. */
 		if (ran && stats && *stats == '1')
-			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld ]\n",
-				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults);
+			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups%s ]\n",
+				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults,
+				st->wakeups, st->timed ? ", timed waits (a wakeup for every record)" : "");
 	}
 	if (ss->wake_fd >= 0)
 		close(ss->wake_fd);
@@ -688,9 +758,9 @@ int64_t stage__consume(struct stage *st, int (*fn)(void *ctx, const unsigned cha
 		struct stage_chunk *c = st->rd, *next = LOAD(&c->next);
 		size_t end = LOAD(&c->len);	/* after @next: final if @next is set */
 
-		if (st->rd_off < end && st->written >= until)
-			break;
 		if (st->rd_off < end) {
+			if (st->written >= until)
+				break;
 			ret = fn(ctx, c->data + st->rd_off, end - st->rd_off);
 			if (ret)
 				return ret;

@@ -112,6 +112,12 @@ struct stage {
 	size_t slot;			/* a chunk's bytes, page-rounded */
 	unsigned int filler_made;	/* made by the filler: no spare was there */
 	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
+	/* the reader's timed mode (reader_run()) */
+	unsigned int wakeups;		/* the reader's (PEVT_STAGE_STATS) */
+	unsigned int woke, thin;	/* ring wakeups of this window, and thin ones */
+	bool timed;			/* the kernel wakes on every record: timed waits */
+	uint64_t r_ns, r_staged;	/* the rate's last sample */
+	uint64_t half_ns;		/* time the ring takes to fill half of it */
 	struct stage_chunk *wr;		/* the reader's chunk */
 	struct stage_chunk *rd;		/* the main thread's */
 	size_t rd_off;
