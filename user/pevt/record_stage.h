@@ -62,6 +62,11 @@
  * single-threaded TCG it woke 4-6 ms late at times, and the 6.1 -m 16
  * loss went from 14 of 400 runs to 3 of 400, not to none
  * (Documentation/record.md, "The main thread's watch").
+ *
+ * A reader whose ring wakes it on every record (a stock kernel's buffer
+ * once its wakeup point stood ahead of head) stops waiting on the ring:
+ * it sleeps the time the ring takes to fill half of it, woken early by a
+ * kick or a hang-up (record_stage.c reader_wait()).
  */
 #ifndef PEVT_RECORD_STAGE_H
 #define PEVT_RECORD_STAGE_H
