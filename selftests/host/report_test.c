@@ -716,6 +716,85 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 	out_free(&o);
 }
 
+/*
+ * A caller whose CFA is rbx-based (`mov %rsp,%rbx; and $-64,%rsp`, as
+ * glibc's _dl_runtime_resolve_xsavec) over two callees.  spin's CFI says
+ * nothing of rbx (as _dl_fixup before its `push %rbx`): rbx is "same
+ * value", and perf (libunwind) unwinds on to main.  libdw 0.188's x86-64
+ * rules mark rax, not rbx, callee-saved, and pevt's walk stopped at
+ * realign.  spin2 has popped rbx but its CFI still says it is saved
+ * below sp, outside the stack dump (as _dl_fixup's last instructions):
+ * libunwind stops at realign there, and so must pevt.  In CI a sample of
+ * dwarf_inline in _dl_fixup+0x8 made the two reports differ (2026-12-06);
+ * user/lib/unwind.c rbx_no_rule(), walk_on().  Mutations: without
+ * walk_on() every spin sample was `spin;realign`; carrying rbx whatever
+ * the CFI says, every spin2 sample went on to main.
+ */
+#define RBX_SRC \
+	"#include <stdio.h>\n" \
+	"unsigned long realign(unsigned long n);\n" \
+	"__asm__(\".text\\n.globl spin\\n.type spin,@function\\nspin:\\n.cfi_startproc\\n\"\n" \
+	"\"movq %%rdi,%%rax\\n1: imulq $1103515245,%%rax,%%rax\\naddq $12345,%%rax\\ndecq %%rdi\\njnz 1b\\nret\\n\"\n" \
+	"\".cfi_endproc\\n.size spin,.-spin\\n\"\n" \
+	"\".globl spin2\\n.type spin2,@function\\nspin2:\\n.cfi_startproc\\n\"\n" \
+	"\"pushq %%rbx\\n.cfi_adjust_cfa_offset 8\\n.cfi_rel_offset %%rbx,0\\nmovq $1,%%rbx\\n\"\n" \
+	"\"popq %%rbx\\n.cfi_adjust_cfa_offset -8\\nmovq %%rdi,%%rax\\n\"\n" \
+	"\"2: imulq $1103515245,%%rax,%%rax\\naddq $12345,%%rax\\ndecq %%rdi\\njnz 2b\\nret\\n\"\n" \
+	"\".cfi_endproc\\n.size spin2,.-spin2\\n\"\n" \
+	"\".globl realign\\n.type realign,@function\\nrealign:\\n.cfi_startproc\\n\"\n" \
+	"\"pushq %%rbx\\n.cfi_adjust_cfa_offset 8\\n.cfi_rel_offset %%rbx,0\\n\"\n" \
+	"\"movq %%rsp,%%rbx\\n.cfi_def_cfa_register %%rbx\\nandq $-64,%%rsp\\nsubq $1024,%%rsp\\n\"\n" \
+	"\"movq %%rdi,(%%rsp)\\ncall spin\\nmovq (%%rsp),%%rdi\\ncall spin2\\n\"\n" \
+	"\"movq %%rbx,%%rsp\\n.cfi_def_cfa_register %%rsp\\n\"\n" \
+	"\"popq %%rbx\\n.cfi_adjust_cfa_offset -8\\n.cfi_restore %%rbx\\nret\\n\"\n" \
+	"\".cfi_endproc\\n.size realign,.-realign\\n\");\n" \
+	"int main(void)\n" \
+	"{\n" \
+	"\tunsigned long s = 0;\n" \
+	"\tfor (int r = 0; r < 20; r++) s += realign(5000000 + r);\n" \
+	"\tprintf(\"%%lu\\n\", s);\n" \
+	"\treturn 0;\n" \
+	"}\n"
+
+TEST_F_TIMEOUT(perf, dwarf_rbx_cfa, 120)
+{
+	static const char *const modes[] = {
+		"--no-children -g folded,0,caller,count", "--no-children -g folded,0,callee,count",
+		"-g folded,0,caller,count",
+	};
+	char log[4096];
+	struct out o;
+	size_t i;
+
+	NEED_FIXTURES();
+	run(&o, "cd %s && printf '%%s' '" RBX_SRC "' > rbx.c"
+	    " && cc -O2 -g -o rbx rbx.c"
+	    " && perf record -q -e cpu-clock --call-graph dwarf -o rbx.data ./rbx >/dev/null"
+	    " && perf evlist -v -i rbx.data", dir);
+	if (o.status || !strstr(o.out, "REGS_USER") || !strstr(o.out, "STACK_USER")) {
+		TH_LOG("%s%s", o.out, o.err);
+		out_free(&o);
+		SKIP(return, "perf cannot record --call-graph dwarf here");
+	}
+	out_free(&o);
+	/* what perf makes of it (libunwind; a perf unwinding with libdw stops at realign) */
+	run(&o, "cd %s && perf report --stdio -i rbx.data --no-children -g folded 2>/dev/null", dir);
+	EXPECT_NE(NULL, strstr(o.out, "% spin;realign;main;")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "% spin2;realign\n")) TH_LOG("%s", o.out);
+	out_free(&o);
+	run(&o, "cd %s && %s report --stdio -i rbx.data --no-children -g folded", dir, pevt_bin);
+	EXPECT_NE(NULL, strstr(o.out, "% spin;realign;main;")) TH_LOG("%s", o.out);
+	EXPECT_NE(NULL, strstr(o.out, "% spin2;realign\n")) TH_LOG("%s", o.out);
+	out_free(&o);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		int n = dwarf_diff("rbx.data", modes[i], modes[i], false, false, log, sizeof(log));
+
+		if (n)
+			TH_LOG("rbx.data %s:\n%s", modes[i], log);
+		EXPECT_EQ(0, n);
+	}
+}
+
 /* ---- --flamegraph ---- */
 
 struct frame {

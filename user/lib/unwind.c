@@ -52,6 +52,14 @@ struct pevt_unwind {
 	uint64_t *ips;
 	int n, max;
 	bool conflict;			/* a DSO is not where the session has it */
+	/* rbx as "same value" (walk_on()) */
+	bool rbx_known;			/* rbx is the value below */
+	uint64_t rbx;
+	uint64_t prev_pc;		/* the frame before's, looked up */
+	bool last_rbx_set;		/* libdw had rbx in the last frame */
+	Dwarf_Word last[17];		/* the last frame's registers ... */
+	uint32_t last_set;		/* ... those libdw had */
+	bool restart;			/* the walk starts from last[] */
 };
 
 bool pevt_unwind__can(const struct pevt_data_evsel *evsel)
@@ -223,6 +231,14 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 	Dwarf_Word regs[17];
 	int i;
 
+	if (u->restart) {
+		/* the registers libdw had, no more: the others stay undefined */
+		for (i = 0; i < 17; i++)
+			if ((u->last_set & (1U << i)) &&
+			    !dwfl_thread_state_registers(thread, i, 1, &u->last[i]))
+				return false;
+		return true;
+	}
 	for (i = 0; i < 17; i++)
 		regs[i] = reg(u->s, dwarf_to_perf[i]);
 	return dwfl_thread_state_registers(thread, 0, 17, regs);
@@ -233,6 +249,73 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.memory_read = memory_read,
 	.set_initial_registers = set_initial_registers,
 };
+
+/*
+ * rbx, "same value" where libdw loses it.  The x86-64 ABI rules libdw
+ * (0.188, backends/x86_64_cfi.c) starts every frame's CFI with mark
+ * DWARF register 0, rax, callee-saved where it means rbx (3): a frame
+ * whose CFI says nothing of rbx leaves it undefined in its caller, so a
+ * caller whose CFA is rbx-based (glibc's _dl_runtime_resolve_xsavec:
+ * `mov %rsp,%rbx; and $-64,%rsp`, CFA rbx+32) ends the walk when the
+ * sample is in a callee that has not saved rbx yet (_dl_fixup's first
+ * instructions).  Debian's perf unwinds with libunwind, whose registers
+ * are "same value" unless the CFI says otherwise, and goes on to _start.
+ * Where the CFI does say where rbx was saved and that is outside the
+ * stack dump (_dl_fixup's last instructions, after its `pop %rbx`: the
+ * rule still points below sp), libunwind stops there, and so does this.
+ */
+static bool rbx_no_rule(struct pevt_unwind *u, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(u->sp->dwfl, pc);
+	Dwarf_Op ops_mem[3], *ops;
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	size_t nops;
+	bool none;
+
+	if (!mod)
+		return false;
+	/* the CFI libdw unwinds this frame with: .eh_frame, else .debug_frame */
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame)) {
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+			return false;
+	}
+	/* no rule: libdw's answer is "undefined" (no ops, in ops_mem) */
+	none = dwarf_frame_register(frame, 3, ops_mem, &ops, &nops) == 0 && nops == 0 &&
+	       ops == ops_mem;
+	free(frame);
+	return none;
+}
+
+/*
+ * Each frame's registers (as libdw has them, @pc the one looked up) and
+ * rbx as libunwind has it: libdw's if it has one, else the frame
+ * before's if that frame's CFI says nothing of rbx (looked up only
+ * then).  walk_on() starts the walk again from the last frame with that
+ * rbx put back.
+ */
+static void keep_registers(struct pevt_unwind *u, Dwfl_Frame *state, Dwarf_Addr pc)
+{
+	unsigned int i;
+
+	u->last_set = 0;
+	for (i = 0; i < 17; i++)
+		if (dwfl_frame_reg(state, i, &u->last[i]) == 0)
+			u->last_set |= 1U << i;
+	u->last[16] = pc;
+	u->last_set |= 1U << 16;
+	u->last_rbx_set = u->last_set & (1U << 3);
+	if (u->last_rbx_set) {
+		u->rbx = u->last[3];
+		u->rbx_known = true;
+	} else if (u->rbx_known) {
+		u->rbx_known = rbx_no_rule(u, u->prev_pc);
+	}
+	u->prev_pc = pc;
+}
 
 /*
  * perf's frame_callback() and entry(): the DSO of each pc is reported
@@ -254,9 +337,15 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (!activation)
 		pc--;
+	if (u->restart) {
+		/* the frame the walk stopped at, kept already */
+		u->restart = false;
+		return DWARF_CB_OK;
+	}
 	if (report_module(u, pc, &mod, NULL))
 		return DWARF_CB_ABORT;
 	u->ips[u->n++] = pc;
+	keep_registers(u, state, pc);
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -283,6 +372,27 @@ out:
 	return sp;
 }
 
+/*
+ * A walk that stopped at a frame without rbx while an earlier frame had
+ * it (keep_registers()) goes on from that frame with that rbx, for as
+ * long as that brings more frames.
+ */
+static void walk_on(struct pevt_unwind *u)
+{
+	int before;
+
+	while (!u->conflict && u->n > 0 && u->n < u->max && !u->last_rbx_set && u->rbx_known) {
+		before = u->n;
+		u->last[3] = u->rbx;
+		u->last_set |= 1U << 3;
+		u->restart = true;
+		dwfl_getthread_frames(u->sp->dwfl, u->s->tid, frame_cb, u);
+		u->restart = false;
+		if (u->n == before)
+			break;
+	}
+}
+
 /* One try in the session of the thread's maps; -EAGAIN on a conflict. */
 static int unwind_once(struct pevt_unwind *u)
 {
@@ -300,7 +410,10 @@ static int unwind_once(struct pevt_unwind *u)
 			return 0;
 		u->sp->attached = true;
 	}
+	u->rbx_known = false;
+	u->restart = false;
 	dwfl_getthread_frames(u->sp->dwfl, u->s->tid, frame_cb, u);
+	walk_on(u);
 	return u->conflict ? -EAGAIN : u->n;
 }
 
