@@ -567,10 +567,16 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
  * (record_stage.c reader_wait()): it sleeps the time its ring takes to
  * fill half of it, and takes what came.  cpu-clock at 20 kHz into 1-page
  * rings: each reader says so on its PEVT_STAGE_STATS=1 line, all the
- * readers together wake fewer than one time in 8 samples, nothing is
- * lost, and perf reads every sample.  Mutation: with reader_account()
- * never choosing timed waits, the readers woke 205587 times for 213004
- * samples and said nothing (3801 wakeups with them).
+ * readers together wake fewer than one time in 8 samples, at most one
+ * sample in 5000 is lost, and perf reads every sample.  Mutation: with
+ * reader_account() never choosing timed waits, the readers woke 205587
+ * times for 213004 samples and said nothing (3801 wakeups with them).
+ * Until 2026-12-06 a reader put in timed waits before it had a rate
+ * slept 10 ms on a ring that fills in 4-5 ms: 185 samples lost of about
+ * 200000 in CI, 104 of 186666 in 1 of 6 runs here (0 in 12 since).
+ * The bound is not 0: with two CPU hogs beside it 2 of 8 runs lost 37
+ * and 52 (of 581234 and 339200), and 2 of 8 lost 7 and 21 without
+ * PEVT_RECORD_WAKEUP_EVERY, the kernel's own wakeups.
  */
 TEST_F_TIMEOUT(rec, readers_timed_when_woken_for_every_record, 60)
 {
@@ -605,7 +611,7 @@ TEST_F_TIMEOUT(rec, readers_timed_when_woken_for_every_record, 60)
 	ASSERT_LT(10000, samples);
 	EXPECT_EQ(readers, timed) TH_LOG("readers not in timed waits");
 	EXPECT_LT(wakeups * 8, samples) TH_LOG("%lld wakeups for %lld samples", wakeups, samples);
-	EXPECT_EQ(0, lost);
+	EXPECT_LE(lost * 5000, samples) TH_LOG("%lld lost of %lld", lost, samples);
 	check_read_lost(_metadata, "we.data", samples, lost);
 }
 

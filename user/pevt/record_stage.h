@@ -65,8 +65,8 @@
  *
  * A reader whose ring wakes it on every record (a stock kernel's buffer
  * once its wakeup point stood ahead of head) stops waiting on the ring:
- * it sleeps the time the ring takes to fill half of it, woken early by a
- * kick or a hang-up (record_stage.c reader_wait()).
+ * it sleeps the time the ring takes to fill a quarter of it, woken early
+ * by a kick or a hang-up (record_stage.c reader_wait()).
  */
 #ifndef PEVT_RECORD_STAGE_H
 #define PEVT_RECORD_STAGE_H
