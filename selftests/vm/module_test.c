@@ -28,12 +28,31 @@ static int is_loaded(void)
 	return found;
 }
 
-/* Open a task-clock on ourselves and a child, burn, check both count. */
+/*
+ * Open a task-clock on ourselves and a child, burn, check both count:
+ * each at least half of what a stock task-clock on the same task read.
+ * Not against the 20 ms burnt (CLOCK_THREAD_CPUTIME_ID): under TCG on a
+ * loaded host the two clocks part, stock's too (a child that burnt 23.4
+ * ms of its CPU clock read 17.4 ms on pevt and 18.2 on stock; 5 of 150
+ * runs of this test under two host CPU hogs read 11.0-17.8 ms on pevt,
+ * and one CI run 14.0, when the check was >= 18 ms).
+ */
+static void check_count(struct __test_metadata *_metadata, int fd, int sfd, const char *who)
+{
+	struct read_one r, s;
+
+	ASSERT_EQ(24, read_one(fd, &r));
+	ASSERT_EQ(24, read_one(sfd, &s));
+	ASSERT_LT(0, s.value) TH_LOG("%s: stock read 0", who);
+	ASSERT_GE(r.value * 2, s.value) TH_LOG("%s: pevt %llu ns, stock %llu ns", who,
+					       (unsigned long long)r.value,
+					       (unsigned long long)s.value);
+}
+
 static void use_events(struct __test_metadata *_metadata)
 {
 	struct perf_event_attr attr;
-	struct read_one r;
-	int dev, fd, cfd, go[2], status;
+	int dev, fd, cfd, sfd, scfd, go[2], status;
 	pid_t child;
 	char c;
 
@@ -44,6 +63,8 @@ static void use_events(struct __test_metadata *_metadata)
 			PERF_FORMAT_TOTAL_TIME_RUNNING, 0);
 	fd = pevt_open(dev, &attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd);
+	sfd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, sfd) TH_LOG("perf_event_open: %s", strerror(errno));
 
 	ASSERT_EQ(0, pipe(go));
 	child = fork();
@@ -56,16 +77,18 @@ static void use_events(struct __test_metadata *_metadata)
 	}
 	cfd = pevt_open(dev, &attr, child, -1, -1, 0);
 	ASSERT_LE(0, cfd);
+	scfd = syscall(__NR_perf_event_open, &attr, child, -1, -1, 0);
+	ASSERT_LE(0, scfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	burn_cpu_ns(20 * NSEC_PER_MSEC);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
-	ASSERT_EQ(24, read_one(fd, &r));
-	ASSERT_GE(r.value, 18 * NSEC_PER_MSEC);
-	ASSERT_EQ(24, read_one(cfd, &r));
-	ASSERT_GE(r.value, 18 * NSEC_PER_MSEC);
+	check_count(_metadata, fd, sfd, "self");
+	check_count(_metadata, cfd, scfd, "child");
 	close(go[0]);
 	close(go[1]);
+	close(scfd);
 	close(cfd);
+	close(sfd);
 	close(fd);
 	close(dev);
 }
