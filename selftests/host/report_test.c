@@ -540,6 +540,31 @@ static int dwarf_diff(const char *file, const char *perf_args, const char *pevt_
 }
 
 /*
+ * ./@prog built from @prog.c (cc @cflags -g) and recorded with `perf
+ * record --call-graph dwarf` into @prog.data.  Returns 1, 0 (logged) when
+ * perf's file has no user registers and stack (the caller skips), -1
+ * (logged) when the program did not build.
+ */
+static int dwarf_record(struct __test_metadata *_metadata, const char *prog, const char *cflags)
+{
+	struct out o;
+	int ok;
+
+	run(&o, "cd %s && cc %s -g -o %s %s.c", dir, cflags, prog, prog);
+	ok = o.status ? -1 : 1;
+	if (ok > 0) {
+		out_free(&o);
+		run(&o, "cd %s && perf record -q -e cpu-clock --call-graph dwarf -o %s.data ./%s"
+		    " >/dev/null && perf evlist -v -i %s.data", dir, prog, prog, prog);
+		ok = !o.status && strstr(o.out, "REGS_USER") && strstr(o.out, "STACK_USER");
+	}
+	if (ok <= 0)
+		TH_LOG("%s%s", o.out, o.err);
+	out_free(&o);
+	return ok;
+}
+
+/*
  * The call-tree program without frame pointers, recorded with
  * `--call-graph dwarf`: pevt unwinds the user stacks as perf does, here
  * both with --no-inline (the inlined frames are dwarf_inline's).
@@ -565,16 +590,12 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && printf '%%s' '" CG_SRC "' > cgdw.c"
-	    " && cc -O2 -fomit-frame-pointer -g -o cgdw cgdw.c"
-	    " && perf record -q -e cpu-clock --call-graph dwarf -o dw.data ./cgdw"
-	    " && perf evlist -v -i dw.data", dir);
-	if (o.status || !strstr(o.out, "REGS_USER") || !strstr(o.out, "STACK_USER")) {
-		TH_LOG("%s%s", o.out, o.err);
-		out_free(&o);
-		SKIP(return, "perf cannot record --call-graph dwarf here");
-	}
+	run(&o, "cd %s && { printf '%%s' '" CG_SRC "' > cgdw.c; }", dir);
 	out_free(&o);
+	t = dwarf_record(_metadata, "cgdw", "-O2 -fomit-frame-pointer");
+	ASSERT_LE(0, t) TH_LOG("cgdw.c did not build");
+	if (!t)
+		SKIP(return, "perf cannot record --call-graph dwarf here");
 
 	for (t = 1; t <= 2; t++) {
 		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -582,19 +603,19 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 
 			snprintf(pa, sizeof(pa), "--no-inline %s", modes[i].args);
 			snprintf(pb, sizeof(pb), "--no-inline %s --threads %d", modes[i].args, t);
-			n = dwarf_diff("dw.data", pa, pb, modes[i].graph, false, log, sizeof(log));
+			n = dwarf_diff("cgdw.data", pa, pb, modes[i].graph, false, log, sizeof(log));
 			if (n)
-				TH_LOG("dw.data %s:\n%s", pb, log);
+				TH_LOG("cgdw.data %s:\n%s", pb, log);
 			EXPECT_EQ(0, n);
 		}
 	}
 	/* unwound through code without frame pointers: the recursion is there */
-	run(&o, "cd %s && %s report -i dw.data --no-inline --no-children -g folded", dir, pevt_bin);
+	run(&o, "cd %s && %s report -i cgdw.data --no-inline --no-children -g folded", dir, pevt_bin);
 	EXPECT_NE(NULL, strstr(o.out, "spin;rec;rec;rec;rec;main")) TH_LOG("%s", o.out);
 	out_free(&o);
 	/* the same bytes for any number of threads */
-	run(&o, "cd %s && for n in 1 2 3; do %s report -i dw.data --threads $n | md5sum;"
-	    " %s report -i dw.data --no-children -g caller --threads $n | md5sum;"
+	run(&o, "cd %s && for n in 1 2 3; do %s report -i cgdw.data --threads $n | md5sum;"
+	    " %s report -i cgdw.data --no-children -g caller --threads $n | md5sum;"
 	    " done | sort | uniq | wc -l", dir, pevt_bin, pevt_bin);
 	EXPECT_EQ(2, atoi(o.out)) TH_LOG("%s", o.err);
 	out_free(&o);
@@ -659,16 +680,12 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && printf '%%s' '" INL_SRC "' > inl.c"
-	    " && cc -O2 -g -o inl inl.c"
-	    " && perf record -q -e cpu-clock --call-graph dwarf -o inl.data ./inl >/dev/null"
-	    " && perf evlist -v -i inl.data", dir);
-	if (o.status || !strstr(o.out, "REGS_USER") || !strstr(o.out, "STACK_USER")) {
-		TH_LOG("%s%s", o.out, o.err);
-		out_free(&o);
-		SKIP(return, "perf cannot record --call-graph dwarf here");
-	}
+	run(&o, "cd %s && { printf '%%s' '" INL_SRC "' > inl.c; }", dir);
 	out_free(&o);
+	t = dwarf_record(_metadata, "inl", "-O2");
+	ASSERT_LE(0, t) TH_LOG("inl.c did not build");
+	if (!t)
+		SKIP(return, "perf cannot record --call-graph dwarf here");
 	/* perf does show the inlined frames (addr2line is there) */
 	run(&o, "cd %s && perf report --stdio -i inl.data --no-children -g folded 2>/dev/null", dir);
 	if (!strstr(o.out, "mix (inlined);step (inlined);leaf")) {
@@ -765,18 +782,15 @@ TEST_F_TIMEOUT(perf, dwarf_rbx_cfa, 120)
 	char log[4096];
 	struct out o;
 	size_t i;
+	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && printf '%%s' '" RBX_SRC "' > rbx.c"
-	    " && cc -O2 -g -o rbx rbx.c"
-	    " && perf record -q -e cpu-clock --call-graph dwarf -o rbx.data ./rbx >/dev/null"
-	    " && perf evlist -v -i rbx.data", dir);
-	if (o.status || !strstr(o.out, "REGS_USER") || !strstr(o.out, "STACK_USER")) {
-		TH_LOG("%s%s", o.out, o.err);
-		out_free(&o);
-		SKIP(return, "perf cannot record --call-graph dwarf here");
-	}
+	run(&o, "cd %s && { printf '%%s' '" RBX_SRC "' > rbx.c; }", dir);
 	out_free(&o);
+	t = dwarf_record(_metadata, "rbx", "-O2");
+	ASSERT_LE(0, t) TH_LOG("rbx.c did not build");
+	if (!t)
+		SKIP(return, "perf cannot record --call-graph dwarf here");
 	/* what perf makes of it (libunwind; a perf unwinding with libdw stops at realign) */
 	run(&o, "cd %s && perf report --stdio -i rbx.data --no-children -g folded 2>/dev/null", dir);
 	EXPECT_NE(NULL, strstr(o.out, "% spin;realign;main;")) TH_LOG("%s", o.out);
