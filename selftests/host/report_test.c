@@ -564,6 +564,20 @@ static int dwarf_record(struct __test_metadata *_metadata, const char *prog, con
 	return ok;
 }
 
+/* @prog.c written from @src (run()'s format), dwarf_record()ed; the test skips if perf cannot. */
+#define DWARF_PROGRAM(src, prog, cflags)						\
+	do {										\
+		struct out o_;								\
+		int r_;									\
+											\
+		run(&o_, "cd %s && { printf '%%s' '" src "' > " prog ".c; }", dir);	\
+		out_free(&o_);								\
+		r_ = dwarf_record(_metadata, prog, cflags);				\
+		ASSERT_LE(0, r_) TH_LOG(prog ".c did not build");			\
+		if (!r_)								\
+			SKIP(return, "perf cannot record --call-graph dwarf here");	\
+	} while (0)
+
 /*
  * The call-tree program without frame pointers, recorded with
  * `--call-graph dwarf`: pevt unwinds the user stacks as perf does, here
@@ -590,12 +604,7 @@ TEST_F_TIMEOUT(perf, dwarf_unwind, 300)
 	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && { printf '%%s' '" CG_SRC "' > cgdw.c; }", dir);
-	out_free(&o);
-	t = dwarf_record(_metadata, "cgdw", "-O2 -fomit-frame-pointer");
-	ASSERT_LE(0, t) TH_LOG("cgdw.c did not build");
-	if (!t)
-		SKIP(return, "perf cannot record --call-graph dwarf here");
+	DWARF_PROGRAM(CG_SRC, "cgdw", "-O2 -fomit-frame-pointer");
 
 	for (t = 1; t <= 2; t++) {
 		for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -680,12 +689,7 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && { printf '%%s' '" INL_SRC "' > inl.c; }", dir);
-	out_free(&o);
-	t = dwarf_record(_metadata, "inl", "-O2");
-	ASSERT_LE(0, t) TH_LOG("inl.c did not build");
-	if (!t)
-		SKIP(return, "perf cannot record --call-graph dwarf here");
+	DWARF_PROGRAM(INL_SRC, "inl", "-O2");
 	/* perf does show the inlined frames (addr2line is there) */
 	run(&o, "cd %s && perf report --stdio -i inl.data --no-children -g folded 2>/dev/null", dir);
 	if (!strstr(o.out, "mix (inlined);step (inlined);leaf")) {
@@ -782,15 +786,9 @@ TEST_F_TIMEOUT(perf, dwarf_rbx_cfa, 120)
 	char log[4096];
 	struct out o;
 	size_t i;
-	int t;
 
 	NEED_FIXTURES();
-	run(&o, "cd %s && { printf '%%s' '" RBX_SRC "' > rbx.c; }", dir);
-	out_free(&o);
-	t = dwarf_record(_metadata, "rbx", "-O2");
-	ASSERT_LE(0, t) TH_LOG("rbx.c did not build");
-	if (!t)
-		SKIP(return, "perf cannot record --call-graph dwarf here");
+	DWARF_PROGRAM(RBX_SRC, "rbx", "-O2");
 	/* what perf makes of it (libunwind; a perf unwinding with libdw stops at realign) */
 	run(&o, "cd %s && perf report --stdio -i rbx.data --no-children -g folded 2>/dev/null", dir);
 	EXPECT_NE(NULL, strstr(o.out, "% spin;realign;main;")) TH_LOG("%s", o.out);
