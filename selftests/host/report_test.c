@@ -747,7 +747,9 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
  * below sp, outside the stack dump (as _dl_fixup's last instructions):
  * libunwind stops at realign there, and so must pevt.  In CI a sample of
  * dwarf_inline in _dl_fixup+0x8 made the two reports differ (2026-12-06);
- * user/lib/unwind.c rbx_no_rule(), walk_on().  Mutations: without
+ * user/lib/unwind.c rbx_no_rule(), walk_on().  Call paths compared
+ * without --children: with it perf split or miscounted rows in 4 of 15
+ * recordings (a CI run failed on one).  Mutations: without
  * walk_on() every spin sample was `spin;realign`; carrying rbx whatever
  * the CFI says, every spin2 sample went on to main.
  */
@@ -779,9 +781,9 @@ TEST_F_TIMEOUT(perf, dwarf_inline, 300)
 
 TEST_F_TIMEOUT(perf, dwarf_rbx_cfa, 120)
 {
+	/* no --children: perf's rows there split and miscount (dwarf_inline) */
 	static const char *const modes[] = {
 		"--no-children -g folded,0,caller,count", "--no-children -g folded,0,callee,count",
-		"-g folded,0,caller,count",
 	};
 	char log[4096];
 	struct out o;
