@@ -565,7 +565,7 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
  * rb_advance_wakeup(); here wakeup_events = 1, through
  * PEVT_RECORD_WAKEUP_EVERY=1) puts the reader in timed waits
  * (record_stage.c reader_wait()): it sleeps the time its ring takes to
- * fill half of it, and takes what came.  cpu-clock at 20 kHz into 1-page
+ * fill a quarter of it, and takes what came.  cpu-clock at 20 kHz into 1-page
  * rings: each reader says so on its PEVT_STAGE_STATS=1 line, all the
  * readers together wake fewer than one time in 8 samples, at most one
  * sample in 5000 is lost, and perf reads every sample.  Mutation: with

@@ -338,10 +338,10 @@ static long thread_faults(void)
  * single-threaded TCG at 100 kHz -a, kept its CPU and stretched a 3 s
  * recording to 100 s.  So a reader whose ring wakeups mostly (STAGE_THIN
  * of STAGE_WINDOW) bring it less than an eighth of the ring stops waiting
- * on the ring: it sleeps the time the ring took to fill half of it at its
- * last rate, as the kernel's watermark would have it wait, woken early
- * only by the main thread's kick or a hang-up (Documentation/record.md,
- * "A wakeup for every record").
+ * on the ring: it sleeps the time the ring took to fill a quarter of it
+ * at its last rate (half what the kernel's watermark would have it wait:
+ * reader_wait()), woken early only by the main thread's kick or a
+ * hang-up (Documentation/record.md, "A wakeup for every record").
  */
 #define STAGE_WINDOW		64u
 #define STAGE_THIN		48u
