@@ -5,7 +5,9 @@
 # (`list yes`): every row of pages x drains x backends and their -r 1 and
 # -z twins is there (until 2026-12-04 a fixed 48 dropped the rest without
 # a word), each once; a bad page count or drain is refused with a message
-# naming it, before anything runs.
+# naming it, before anything runs.  And one small run (8): each row's
+# second run comes in the reverse order of the first, and the JSON has
+# every pin run's reader counts (PEVT_STAGE_STATS lines, parsed).
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -16,7 +18,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..8"
 cd "$tmp"
 # Backends: stock, and pevt where /dev/pevt exists (as the bench decides).
 nb=1
@@ -76,4 +78,31 @@ bad "pages 3" "pages: 3 is not a power of two" pages 1,3
 bad "pages x" "pages: 'x' is not a number" pages x
 bad "drains foo" "drains: 'foo' is not write, uring, threads or pin" drains write,foo
 bad "pages ," "pages: no item" pages ,
+
+# 8: a run, where perf and perf_event_open are here (root or a low
+# perf_event_paranoid): 2 runs per row, the second in the reverse order,
+# and the pin rows' readers counted in every run of the JSON.
+rows_of() { sed -n "s/^# \(.*\), run $1 of 2 .*/\1/p" err; }
+if ! command -v perf >/dev/null; then
+	skip "bench run: reader counts, run order" "no perf here"
+elif ! perf stat -e task-clock -- true >/dev/null 2>&1; then
+	skip "bench run: reader counts, run order" "perf_event_open refused here"
+elif ! PEVT_PROGRESS=1 "$pevt" bench record calls 3000 pages 1 drains pin reps 2 \
+	json r.json > out 2> err; then
+	sed 's/^/# /' err | tail -n 20; nok "bench run: exit $?"
+elif [ "$(rows_of 1)" != "$(rows_of 2 | tac)" ] || [ "$(rows_of 1 | wc -l)" -lt 4 ]; then
+	sed 's/^/# /' err; nok "bench run: run 2 not in the reverse order of run 1"
+else
+	# the runs' objects (a row's own object starts {"recorder":)
+	grep -o '{"exit":[^}]*}' r.json > runs
+	pin=$(grep -o '"recorder":"pevt [a-z]* pin ' r.json | wc -l)
+	counted=$(grep -c '"readers":[1-9][0-9]*,"timed_readers":[0-9]*,"reader_wakeups":[1-9][0-9]*,"reader_made_chunks":[0-9]' runs)
+	any=$(grep -c '"readers"' runs)
+	wk=$(grep -o '"reader_wakeups":[0-9]*' runs | awk -F: '{ s += $2 } END { print s }')
+	if [ "$pin" -ge 1 ] && [ "$counted" -eq $((2 * pin)) ] && [ "$any" -eq "$counted" ]; then
+		ok "bench run: run 2 reversed; $counted pin runs, $wk reader wakeups"
+	else
+		sed 's/^/# /' r.json; nok "bench run: $pin pin rows, $counted runs with reader counts, $any with any"
+	fi
+fi
 exit $failed

@@ -42,6 +42,9 @@ struct rec_run {
 	uint64_t zin, zout;		/* -z rows: bytes of the records the COMPRESSED
 					   records hold, and of the COMPRESSED records */
 	double wall, cpu, lost_pct;
+	/* rows with reader threads: their PEVT_STAGE_STATS=1 lines, -1 when none */
+	int readers, timed_readers;	/* readers; those in timed waits */
+	uint64_t reader_wakeups, reader_chunks;	/* summed; chunks a reader made itself */
 };
 
 #define MAX_REPS	15
@@ -55,6 +58,7 @@ struct rec_row {
 	bool ztwin;			/* gets a -z twin (with z yes) */
 	bool rt;			/* -r 1 (with rt yes) */
 	bool readers;			/* pevt with reader threads (pin, threads) */
+	bool stage;			/* pin: the readers' PEVT_STAGE_STATS lines */
 	int base;			/* -z rows: the same recorder without -z */
 	int pages;
 	/* results: the medians of the runs (status: the first failed run's) */
@@ -429,10 +433,41 @@ static void codec_bytes(struct rec_run *u, const char *file)
 	u->zout = z.zout;
 }
 
+/*
+ * The readers' lines of a pevt row (PEVT_STAGE_STATS=1, record_stage.c):
+ * "[ pevt record: stage cpu C: N chunks, M made by the filler, reader page
+ * faults F, W wakeups[, timed waits (...)] ]".  Whether a slow run had a
+ * reader woken for every record (in timed waits since session 38) or was
+ * slow all over the guest, the bench could not tell before (session 38).
+ */
+static void reader_stats(struct rec_run *u, const char *errf)
+{
+	char line[512], *p;
+	unsigned int chunks, made, wakeups;
+	FILE *f = fopen(errf, "r");
+
+	u->readers = u->timed_readers = -1;
+	if (!f)
+		return;
+	u->readers = u->timed_readers = 0;
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "[ pevt record: stage cpu ");
+		if (!p || !(p = strchr(p + 25, ':')) ||
+		    sscanf(p, ": %u chunks, %u made by the filler, reader page faults %*d, %u wakeups",
+			   &chunks, &made, &wakeups) != 3)
+			continue;
+		u->readers++;
+		u->timed_readers += !!strstr(p, "timed waits");
+		u->reader_wakeups += wakeups;
+		u->reader_chunks += made;
+	}
+	fclose(f);
+}
+
 static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 		     struct workload *w, const char *dir)
 {
-	char file[256], cpuf[256], cmd[1536], buf[64];
+	char file[256], cpuf[256], errf[256], cmd[2048], buf[64];
 	struct timeval t0, t1;
 	struct rusage ru;
 	struct stat st;
@@ -448,7 +483,13 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	snprintf(file, sizeof(file), "%s/row%d.data", dir, idx);
 	snprintf(cpuf, sizeof(cpuf), "%s/loop.cpu", dir);
 	unlink(cpuf);
-	snprintf(cmd, sizeof(cmd), "%s -o %s -- %s >/dev/null 2>&1", r->cmd, file, w->what);
+	snprintf(errf, sizeof(errf), "%s/row%d.err", dir, idx);
+	unlink(errf);
+	if (r->stage)
+		snprintf(cmd, sizeof(cmd), "PEVT_STAGE_STATS=1 %s -o %s -- %s >/dev/null 2>%s",
+			 r->cmd, file, w->what, errf);
+	else
+		snprintf(cmd, sizeof(cmd), "%s -o %s -- %s >/dev/null 2>&1", r->cmd, file, w->what);
 	gettimeofday(&t0, NULL);
 	pid = fork();
 	if (!pid) {
@@ -471,6 +512,11 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	u->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
 	u->bytes = stat(file, &st) ? 0 : S_ISDIR(st.st_mode) ? dir_bytes(file) : (uint64_t)st.st_size;
 	u->kernel_lost = -1;
+	u->readers = u->timed_readers = -1;
+	if (r->stage) {
+		reader_stats(u, errf);
+		unlink(errf);
+	}
 	if (!u->status) {
 		if (r->seq)
 			count_seq(u, file, w->n);
@@ -496,15 +542,14 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 		p_info("could not remove %s", file);
 }
 
-/* Run a row w->reps times; its results are the medians of the runs. */
-static void run_row(struct rec_row *r, int idx, struct workload *w, const char *dir)
+/* A row's results: the medians of its w->reps runs. */
+static void row_medians(struct rec_row *r, const struct workload *w)
 {
 	double v[MAX_REPS];
 	int i, n = w->reps, k;
 
 	r->status = 0;
 	for (i = 0; i < n; i++) {
-		run_once(&r->runs[i], r, idx, w, dir);
 		if (r->runs[i].status && !r->status) {
 			r->status = r->runs[i].status;
 			r->failed_run = i;
@@ -575,6 +620,45 @@ static void print_ratios(const struct rec_row *rows, int nr)
 			continue;
 		printf("%-26s %-26s %12.3f %12.3f\n", r->name, b->name,
 		       ratio(r->lost_pct, b->lost_pct), ratio(r->cpu, b->cpu));
+	}
+}
+
+/*
+ * The readers of the pin rows (--pin-readers), run by run: their wakeups
+ * (all readers' summed), the runs in which one waited timed (woken for
+ * nearly every record, record_stage.c) and the chunks readers made
+ * themselves (the main thread behind).
+ */
+static void print_readers(const struct rec_row *rows, int nr, int reps)
+{
+	char wk[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
+	int i, k, any = 0;
+	size_t a, b, c;
+
+	for (i = 0; i < nr; i++) {
+		const struct rec_row *r = &rows[i];
+
+		if (!r->stage)
+			continue;
+		if (!any++)
+			printf("\n%-26s %-36s %-14s %s\n", "readers (stage stats)", "wakeups, by run",
+			       "timed in runs", "own chunks, by run");
+		a = b = c = 0;
+		wk[0] = tm[0] = ch[0] = 0;
+		for (k = 0; k < reps; k++) {
+			const struct rec_run *u = &r->runs[k];
+
+			if (u->readers <= 0) {
+				a += snprintf(wk + a, sizeof(wk) - a, "%s-", k ? " " : "");
+				c += snprintf(ch + c, sizeof(ch) - c, "%s-", k ? " " : "");
+				continue;
+			}
+			a += snprintf(wk + a, sizeof(wk) - a, "%s%" PRIu64, k ? " " : "", u->reader_wakeups);
+			c += snprintf(ch + c, sizeof(ch) - c, "%s%" PRIu64, k ? " " : "", u->reader_chunks);
+			if (u->timed_readers > 0)
+				b += snprintf(tm + b, sizeof(tm) - b, "%s%d", b ? "," : "", k + 1);
+		}
+		printf("%-26s %-36s %-14s %s\n", r->name, wk, b ? tm : "none", ch);
 	}
 }
 
@@ -823,8 +907,11 @@ static int do_bench_record_help(void)
 		"--threads) and by pevt record (--backend stock, and pevt when /dev/pevt\n"
 		"exists) with each --drain D (default write,uring,threads,pin; pin:\n"
 		"--pin-readers, pevt record's default), for each P (default 1,16), each\n"
-		"row R times (default 1, medians shown); then each pevt row's loss and\n"
-		"CPU time as ratios to perf's best mode at the same P.\n"
+		"row R times (default 1, medians shown; run k of every row, then run\n"
+		"k + 1 of every row in the reverse order); the readers of the pin rows,\n"
+		"run by run (wakeups, timed waits, chunks they made);\n"
+		"then each pevt row's loss and CPU time as ratios to perf's best mode\n"
+		"at the same P.\n"
 		"  syscalls   raw_syscalls:sys_enter -c 1 of N getppid() calls (default\n"
 		"             200000), each sample numbered: exact loss and duplicates\n"
 		"  cpu-clock  -e cpu-clock -F HZ -a (default HZ: perf_event_max_sample_rate\n"
@@ -871,6 +958,10 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 	if (r->z)
 		fprintf(jf, ",\"compressed_records_bytes\":%" PRIu64
 			",\"bytes_they_hold\":%" PRIu64, u->zout, u->zin);
+	if (u->readers >= 0)
+		fprintf(jf, ",\"readers\":%d,\"timed_readers\":%d,\"reader_wakeups\":%" PRIu64
+			",\"reader_made_chunks\":%" PRIu64, u->readers, u->timed_readers,
+			u->reader_wakeups, u->reader_chunks);
 	fprintf(jf, "}");
 }
 
@@ -923,7 +1014,7 @@ int bench_record(int argc, char **argv)
 	struct workload w = { .kind = W_SYSCALLS, .n = 0, .reps = 1 };
 	const char *json = NULL;
 	struct rec_row *rows = NULL, *r;
-	int nr = 0, cap = 0, i, k, z = 0, rt = 0, nice = 0, list = 0, restored, ret = -1;
+	int nr = 0, cap = 0, i, j, k, z = 0, rt = 0, nice = 0, list = 0, restored, ret = -1;
 	unsigned long ul;
 	bool wide;
 	FILE *jf = NULL;
@@ -1033,6 +1124,7 @@ int bench_record(int argc, char **argv)
 				r->seq = w.seq;
 				r->ztwin = dtok == dl;
 				r->readers = !strcmp(dtok, "pin") || !strcmp(dtok, "threads");
+				r->stage = !strcmp(dtok, "pin");
 				r->pages = m;
 			}
 		}
@@ -1074,14 +1166,28 @@ int bench_record(int argc, char **argv)
 		printf("workload %s: %s; one run per row\n", workload_names[w.kind], w.desc);
 	printf("%-26s %10s %10s %10s %10s %8s %9s %10s %8s %8s%s\n", "recorder", "kept", "lost",
 	       "LOST recs", "kernel", "dups", "lost %", "MB", "MB/s", "cpu s", wide ? "   wall s" : "");
+	/*
+	 * Run k of every row, then run k + 1 of every row, in the reverse
+	 * order: a slow stretch of the guest (seen for seconds after a perf
+	 * run, cause not known) then falls on different rows in different
+	 * runs, where one row's runs back to back all fell in it (6.1,
+	 * session 38: pevt stock -m 1 took 2.9 s, then 6.6 and 9.6 s).
+	 */
 	t0 = now_ns();
+	fflush(stdout);
+	for (k = 0; k < w.reps; k++) {
+		for (j = 0; j < nr; j++) {
+			i = k & 1 ? nr - 1 - j : j;
+			progress(true, t0, k * nr + j, nr * w.reps, "%s, run %d of %d",
+				 rows[i].name, k + 1, w.reps);
+			run_once(&rows[i].runs[k], &rows[i], i, &w, dir);
+		}
+	}
 	for (i = 0; i < nr; i++) {
 		struct rec_row *r = &rows[i];
 		char dups[24] = "-", kern[24] = "-", recs[24] = "-";
 
-		fflush(stdout);
-		progress(true, t0, i, nr, "%s, %d run%s", r->name, w.reps, w.reps > 1 ? "s" : "");
-		run_row(r, i, &w, dir);
+		row_medians(r, &w);
 		if (r->status) {
 			printf("%-26s failed (exit %d", r->name, r->status);
 			if (w.reps > 1)
@@ -1103,6 +1209,7 @@ int bench_record(int argc, char **argv)
 		printf("\n");
 		fflush(stdout);
 	}
+	print_readers(rows, nr, w.reps);
 	print_ratios(rows, nr);
 	print_compression(rows, nr);
 	restored = w.rate_restored;
