@@ -63,7 +63,7 @@ static void use_events(struct __test_metadata *_metadata)
 			PERF_FORMAT_TOTAL_TIME_RUNNING, 0);
 	fd = pevt_open(dev, &attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd);
-	sfd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	sfd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, sfd) TH_LOG("perf_event_open: %s", strerror(errno));
 
 	ASSERT_EQ(0, pipe(go));
@@ -77,7 +77,7 @@ static void use_events(struct __test_metadata *_metadata)
 	}
 	cfd = pevt_open(dev, &attr, child, -1, -1, 0);
 	ASSERT_LE(0, cfd);
-	scfd = syscall(__NR_perf_event_open, &attr, child, -1, -1, 0);
+	scfd = sys_perf_event_open(&attr, child, -1, -1, 0);
 	ASSERT_LE(0, scfd) TH_LOG("perf_event_open: %s", strerror(errno));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	burn_cpu_ns(20 * NSEC_PER_MSEC);

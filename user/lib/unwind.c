@@ -56,7 +56,6 @@ struct pevt_unwind {
 	bool rbx_known;			/* rbx is the value below */
 	uint64_t rbx;
 	uint64_t prev_pc;		/* the frame before's, looked up */
-	bool last_rbx_set;		/* libdw had rbx in the last frame */
 	Dwarf_Word last[17];		/* the last frame's registers ... */
 	uint32_t last_set;		/* ... those libdw had */
 	bool restart;			/* the walk starts from last[] */
@@ -307,8 +306,7 @@ static void keep_registers(struct pevt_unwind *u, Dwfl_Frame *state, Dwarf_Addr 
 			u->last_set |= 1U << i;
 	u->last[16] = pc;
 	u->last_set |= 1U << 16;
-	u->last_rbx_set = u->last_set & (1U << 3);
-	if (u->last_rbx_set) {
+	if (u->last_set & (1U << 3)) {
 		u->rbx = u->last[3];
 		u->rbx_known = true;
 	} else if (u->rbx_known) {
@@ -381,7 +379,8 @@ static void walk_on(struct pevt_unwind *u)
 {
 	int before;
 
-	while (!u->conflict && u->n > 0 && u->n < u->max && !u->last_rbx_set && u->rbx_known) {
+	while (!u->conflict && u->n > 0 && u->n < u->max && !(u->last_set & (1U << 3)) &&
+	       u->rbx_known) {
 		before = u->n;
 		u->last[3] = u->rbx;
 		u->last_set |= 1U << 3;

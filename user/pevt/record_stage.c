@@ -376,6 +376,15 @@ static int reader_wait(struct stage *st, struct pollfd *p)
 }
 
 /*
+ * The time a ring of @size bytes takes to fill half of it, at @bytes in
+ * @ns (@bytes > 0): the readers' timed waits and the main thread's watch.
+ */
+static uint64_t half_ring_ns(uint64_t size, uint64_t ns, uint64_t bytes)
+{
+	return (uint64_t)((double)ns * (size / 2) / bytes);
+}
+
+/*
  * After a fill that took @took bytes: the ring's rate, and thin wakeups.
  * The rate is taken every STAGE_RATE_NS, and at once while there is
  * none: a reader put in timed waits after its first 64 wakeups (3 ms at
@@ -389,17 +398,15 @@ static void reader_account(struct stage *st, bool ring_woke, uint64_t took)
 {
 	uint64_t now = now_ns(), staged = LOAD(&st->staged);
 	uint64_t size = pevt_mmap__data_size(st->map);
+	bool ended = !st->r_ns || now - st->r_ns >= STAGE_RATE_NS;
 
-	if (!st->r_ns) {
+	if (st->r_ns && staged > st->r_staged && (ended || !st->half_ns)) {
+		st->half_ns = half_ring_ns(size, now - st->r_ns, staged - st->r_staged);
+		ended = true;
+	}
+	if (ended) {			/* the next window */
 		st->r_ns = now;
 		st->r_staged = staged;
-	} else if (now - st->r_ns >= STAGE_RATE_NS || !st->half_ns) {
-		if (staged > st->r_staged)
-			st->half_ns = (now - st->r_ns) * (size / 2) / (staged - st->r_staged);
-		if (staged > st->r_staged || now - st->r_ns >= STAGE_RATE_NS) {
-			st->r_ns = now;
-			st->r_staged = staged;
-		}
 	}
 	if (st->timed) {
 		if (took >= size / 2 && st->half_ns > 2 * STAGE_TIMED_MIN_NS)
@@ -697,8 +704,7 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		 * calls 1 ms apart, and the watch slept 100 ms).
 		 */
 		if (head != st->w_head && now - st->w_ns >= STAGE_WATCH_MIN_NS / 2) {
-			st->w_half_ns = (uint64_t)((double)(now - st->w_ns) * (size / 2) /
-						   (head - st->w_head));
+			st->w_half_ns = half_ring_ns(size, now - st->w_ns, head - st->w_head);
 			st->w_head = head;
 			st->w_ns = now;
 		} else if (head == st->w_head && now - st->w_ns >= STAGE_WATCH_IDLE_NS) {
