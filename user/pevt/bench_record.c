@@ -45,6 +45,7 @@ struct rec_run {
 	/* rows with reader threads: their PEVT_STAGE_STATS=1 lines, -1 when none */
 	int readers, timed_readers;	/* readers; those in timed waits */
 	uint64_t reader_wakeups, reader_chunks;	/* summed; chunks a reader made itself */
+	double reader_cpu;		/* the readers' CPU time, summed */
 };
 
 #define MAX_REPS	15
@@ -436,7 +437,7 @@ static void codec_bytes(struct rec_run *u, const char *file)
 /*
  * The readers' lines of a pevt row (PEVT_STAGE_STATS=1, record_stage.c):
  * "[ pevt record: stage cpu C: N chunks, M made by the filler, reader page
- * faults F, W wakeups[, timed waits (...)] ]".  Whether a slow run had a
+ * faults F, W wakeups, S s CPU[, timed waits (...)] ]".  Whether a slow run had a
  * reader woken for every record (in timed waits since session 38) or was
  * slow all over the guest, the bench could not tell before (session 38).
  */
@@ -444,6 +445,7 @@ static void reader_stats(struct rec_run *u, const char *errf)
 {
 	char line[512], *p;
 	unsigned int chunks, made, wakeups;
+	double cpu;
 	FILE *f = fopen(errf, "r");
 
 	u->readers = u->timed_readers = -1;
@@ -453,13 +455,14 @@ static void reader_stats(struct rec_run *u, const char *errf)
 	while (fgets(line, sizeof(line), f)) {
 		p = strstr(line, "[ pevt record: stage cpu ");
 		if (!p || !(p = strchr(p + 25, ':')) ||
-		    sscanf(p, ": %u chunks, %u made by the filler, reader page faults %*d, %u wakeups",
-			   &chunks, &made, &wakeups) != 3)
+		    sscanf(p, ": %u chunks, %u made by the filler, reader page faults %*d, %u wakeups, "
+			   "%lf s CPU", &chunks, &made, &wakeups, &cpu) != 4)
 			continue;
 		u->readers++;
 		u->timed_readers += !!strstr(p, "timed waits");
 		u->reader_wakeups += wakeups;
 		u->reader_chunks += made;
+		u->reader_cpu += cpu;
 	}
 	fclose(f);
 }
@@ -625,15 +628,15 @@ static void print_ratios(const struct rec_row *rows, int nr)
 
 /*
  * The readers of the pin rows (--pin-readers), run by run: their wakeups
- * (all readers' summed), the runs in which one waited timed (woken for
- * nearly every record, record_stage.c) and the chunks readers made
- * themselves (the main thread behind).
+ * and CPU time (all readers' summed), the runs in which one waited timed
+ * (woken for nearly every record, record_stage.c) and the chunks readers
+ * made themselves (the main thread behind).
  */
 static void print_readers(const struct rec_row *rows, int nr, int reps)
 {
-	char wk[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
+	char wk[16 * MAX_REPS], cpu[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
 	int i, k, any = 0;
-	size_t a, b, c;
+	size_t a, b, c, d;
 
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i];
@@ -641,24 +644,28 @@ static void print_readers(const struct rec_row *rows, int nr, int reps)
 		if (!r->stage)
 			continue;
 		if (!any++)
-			printf("\n%-26s %-36s %-14s %s\n", "readers (stage stats)", "wakeups, by run",
-			       "timed in runs", "own chunks, by run");
-		a = b = c = 0;
-		wk[0] = tm[0] = ch[0] = 0;
+			printf("\n%-26s %-30s %-30s %-12s %s\n", "readers (stage stats)",
+			       "wakeups, by run", "readers' CPU s, by run", "timed in runs",
+			       "own chunks, by run");
+		a = b = c = d = 0;
+		wk[0] = cpu[0] = tm[0] = ch[0] = 0;
 		for (k = 0; k < reps; k++) {
 			const struct rec_run *u = &r->runs[k];
+			const char *sp = k ? " " : "";
 
 			if (u->readers <= 0) {
-				a += snprintf(wk + a, sizeof(wk) - a, "%s-", k ? " " : "");
-				c += snprintf(ch + c, sizeof(ch) - c, "%s-", k ? " " : "");
+				a += snprintf(wk + a, sizeof(wk) - a, "%s-", sp);
+				d += snprintf(cpu + d, sizeof(cpu) - d, "%s-", sp);
+				c += snprintf(ch + c, sizeof(ch) - c, "%s-", sp);
 				continue;
 			}
-			a += snprintf(wk + a, sizeof(wk) - a, "%s%" PRIu64, k ? " " : "", u->reader_wakeups);
-			c += snprintf(ch + c, sizeof(ch) - c, "%s%" PRIu64, k ? " " : "", u->reader_chunks);
+			a += snprintf(wk + a, sizeof(wk) - a, "%s%" PRIu64, sp, u->reader_wakeups);
+			d += snprintf(cpu + d, sizeof(cpu) - d, "%s%.2f", sp, u->reader_cpu);
+			c += snprintf(ch + c, sizeof(ch) - c, "%s%" PRIu64, sp, u->reader_chunks);
 			if (u->timed_readers > 0)
 				b += snprintf(tm + b, sizeof(tm) - b, "%s%d", b ? "," : "", k + 1);
 		}
-		printf("%-26s %-36s %-14s %s\n", r->name, wk, b ? tm : "none", ch);
+		printf("%-26s %-30s %-30s %-12s %s\n", r->name, wk, cpu, b ? tm : "none", ch);
 	}
 }
 
@@ -960,8 +967,8 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 			",\"bytes_they_hold\":%" PRIu64, u->zout, u->zin);
 	if (u->readers >= 0)
 		fprintf(jf, ",\"readers\":%d,\"timed_readers\":%d,\"reader_wakeups\":%" PRIu64
-			",\"reader_made_chunks\":%" PRIu64, u->readers, u->timed_readers,
-			u->reader_wakeups, u->reader_chunks);
+			",\"reader_made_chunks\":%" PRIu64 ",\"reader_cpu_s\":%.3f", u->readers,
+			u->timed_readers, u->reader_wakeups, u->reader_chunks, u->reader_cpu);
 	fprintf(jf, "}");
 }
 

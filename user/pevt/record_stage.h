@@ -117,6 +117,8 @@ struct stage {
 	size_t slot;			/* a chunk's bytes, page-rounded */
 	unsigned int filler_made;	/* made by the filler: no spare was there */
 	long faults;			/* the reader's page faults (PEVT_STAGE_STATS) */
+	double cpu_s;			/* the reader's CPU time (PEVT_STAGE_STATS) */
+	long switches;			/* ... and its context switches */
 	/* the reader's timed mode (reader_run()) */
 	unsigned int wakeups;		/* the reader's (PEVT_STAGE_STATS) */
 	unsigned int woke, thin;	/* ring wakeups of this window, and thin ones */
