@@ -437,7 +437,8 @@ TEST_F_TIMEOUT(rec, late_reader_watched, 180)
  * 0.06 s of the same recording's without the hold, and the file must
  * read.  The workload spins a little before its sleep: a bare sleep ran
  * too little to be sampled at times, and perf does not read a file
- * without samples (0 samples in 1 of some 20 runs, session 40).
+ * without samples (0 samples in one of the two runs of the test here
+ * before the change, session 40).
  */
 /* One run of reader_waits_main_take: its samples (-1: failed), @cpu, @lost. */
 static long long wm_run(const char *drain, int hold_us, double *cpu, long long *lost)
@@ -562,6 +563,18 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
 	out_free(&o);
 }
 
+/* The count before @label in [@p, @end) of a stage line; -1 when none. */
+static long long count_before(const char *p, const char *end, const char *label)
+{
+	const char *w = strstr(p, label);
+
+	if (!w || w >= end)
+		return -1;
+	while (w > p && w[-1] >= '0' && w[-1] <= '9')
+		w--;
+	return atoll(w);
+}
+
 /*
  * A buffer that wakes its reader on every record (a stock kernel's once
  * its wakeup point stood ahead of head: kmod/ring_buffer.c
@@ -585,18 +598,6 @@ TEST_F_TIMEOUT(rec, readers_take_no_page_fault, 60)
  * kernel by every record all the same (40260 switches for 1907 wakeups
  * and some 39000 samples per reader).
  */
-/* The count before @label in [@p, @end) of a stage line; -1 when none. */
-static long long count_before(const char *p, const char *end, const char *label)
-{
-	const char *w = strstr(p, label);
-
-	if (!w || w >= end)
-		return -1;
-	while (w > p && w[-1] >= '0' && w[-1] <= '9')
-		w--;
-	return atoll(w);
-}
-
 TEST_F_TIMEOUT(rec, readers_timed_when_woken_for_every_record, 60)
 {
 	long long samples, lost = -1, wakeups = 0, switches = 0;

@@ -448,9 +448,8 @@ static void reader_stats(struct rec_run *u, const char *errf)
 	double cpu;
 	FILE *f = fopen(errf, "r");
 
-	u->readers = u->timed_readers = -1;
 	if (!f)
-		return;
+		return;		/* readers and timed_readers stay -1 */
 	u->readers = u->timed_readers = 0;
 	while (fgets(line, sizeof(line), f)) {
 		p = strstr(line, "[ pevt record: stage cpu ");
