@@ -374,7 +374,7 @@ static double thread_cpu_s(long *switches)
  * function), and the thread switches in to find nothing and sleep again,
  * once a record (40260 context switches for 1907 wakeups of a reader at
  * -F 20000 -m 1 with PEVT_RECORD_WAKEUP_EVERY=1; 2.3-2.6 ms of CPU a
- * wakeup in a 6.1 TCG guest at -F 100000 -a -m 1, 0.6-1 ms untimed).
+ * wakeup in a 6.1 TCG guest at -F 100000 -a -m 1, 0.5-1.1 ms untimed).
  * The ring's hang-up is then polled without a sleep (a zero timeout
  * registers no wait).
  */
