@@ -320,24 +320,20 @@ static int reader_forbid_mmap(void)
 }
 
 /* Page faults of the calling thread so far. */
-static long thread_faults(void)
-{
-	struct rusage ru;
-
-	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt + ru.ru_majflt;
-}
-
 /*
- * The calling thread's CPU time, in seconds, and its context switches:
- * a thread woken in the kernel that finds nothing and sleeps again
- * switches without a return to user space.
+ * The calling thread's page faults and context switches (a thread woken
+ * in the kernel that finds nothing and sleeps again switches without a
+ * return to user space), and its CPU time in seconds: one getrusage().
  */
-static double thread_cpu_s(long *switches)
+static double thread_usage(long *faults, long *switches)
 {
 	struct timespec ts;
 	struct rusage ru;
 
-	*switches = getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_nvcsw + ru.ru_nivcsw;
+	if (getrusage(RUSAGE_THREAD, &ru))
+		memset(&ru, 0, sizeof(ru));
+	*faults = ru.ru_minflt + ru.ru_majflt;
+	*switches = ru.ru_nvcsw + ru.ru_nivcsw;
 	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ? 0 : ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -459,6 +455,7 @@ static void *reader_run(void *arg)
 		{ .fd = st->kick_fd, .events = POLLIN },
 	};
 	unsigned int want;
+	long faults;
 	uint64_t v;
 	cpu_set_t set;
 
@@ -470,7 +467,8 @@ static void *reader_run(void *arg)
 			strerror(errno));
 		abort();
 	}
-	st->faults = -thread_faults();
+	thread_usage(&faults, &st->switches);
+	st->faults = -faults;
 	while (!LOAD(&ss->stop)) {
 		uint64_t before;
 
@@ -499,8 +497,8 @@ static void *reader_run(void *arg)
 		if (p[0].revents & (POLLHUP | POLLERR))
 			break;
 	}
-	st->faults += thread_faults();
-	st->cpu_s = thread_cpu_s(&st->switches);
+	st->cpu_s = thread_usage(&faults, &st->switches);
+	st->faults += faults;
 	__atomic_store_n(&st->gone, true, __ATOMIC_SEQ_CST);
 	futex_wake(&st->took);
 	kick(ss->wake_fd);
