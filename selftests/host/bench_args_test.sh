@@ -18,7 +18,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 cd "$tmp"
 # Backends: stock, and pevt where /dev/pevt exists (as the bench decides).
 nb=1
@@ -103,6 +103,45 @@ else
 		ok "bench run: run 2 reversed; $counted pin runs, $wk reader wakeups"
 	else
 		sed 's/^/# /' r.json; nok "bench run: $pin pin rows, $counted runs with reader counts, $any with any"
+	fi
+fi
+
+# 9: z yes: each -z run counts its COMPRESSED records, each -z row gives
+# the KiB a record holds and the COMPRESSED bytes per sample kept (the
+# run's compressed_records_bytes over kept, reps 1), pevt's over perf's.
+if ! command -v perf >/dev/null; then
+	skip "bench run -z: records, bytes per sample" "no perf here"
+elif ! perf stat -e task-clock -- true >/dev/null 2>&1; then
+	skip "bench run -z: records, bytes per sample" "perf_event_open refused here"
+elif ! "$pevt" bench record calls 3000 pages 1 drains pin z yes json z.json > zout 2> err; then
+	sed 's/^/# /' err | tail -n 20; nok "bench run -z: exit $?"
+else
+	# per -z row: kept, compressed_records_bytes, compressed_records,
+	# compressed_bytes_per_sample, kib_per_compressed_record, and the ratio
+	# to perf's (pevt rows)
+	sed 's/{"recorder":/\n&/g' z.json | grep '"compressed":true' | awk '
+		function num(k) {
+			if (!match($0, "\"" k "\":[0-9.]+"))
+				return -1
+			return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) + 0
+		}
+		{
+			kept = num("kept"); zb = num("compressed_records_bytes")
+			nr = num("compressed_records"); per = num("compressed_bytes_per_sample")
+			kib = num("kib_per_compressed_record"); vs = num("compressed_bytes_per_sample_vs_perf")
+			pevt = index($0, "\"recorder\":\"pevt ") > 0
+			good = kept > 0 && nr >= 1 && kib > 0 && per > 0 &&
+			       (per - zb / kept) ^ 2 < 1e-4 && (!pevt || vs > 0)
+			print (good ? "good" : "bad"), $0 > "/dev/stderr"
+			n++; bad += !good
+		}
+		END { print n, bad }' > zchk 2> zrows
+	read -r nz nbad < zchk
+	if [ "${nz:-0}" -ge 2 ] && [ "$nbad" -eq 0 ]; then
+		ok "bench run -z: $nz -z rows with records, KiB a record, bytes per sample"
+	else
+		grep '^bad' zrows | cut -c1-600 | sed 's/^/# /'; cat zout | sed 's/^/# /'
+		nok "bench run -z: $nz -z rows, $nbad without their counts"
 	fi
 fi
 exit $failed

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct rec_run {
 	uint64_t bytes;
 	uint64_t zin, zout;		/* -z rows: bytes of the records the COMPRESSED
 					   records hold, and of the COMPRESSED records */
+	uint64_t znr;			/* -z rows: COMPRESSED records */
 	double wall, cpu, lost_pct;
 	/* rows with reader threads: their PEVT_STAGE_STATS=1 lines, -1 when none */
 	int readers, timed_readers;	/* readers; those in timed waits */
@@ -69,6 +71,8 @@ struct rec_row {
 	uint64_t lost_recs;		/* the sum of the LOST records */
 	uint64_t bytes;
 	double codec;			/* -z rows: zin / zout, median of the runs */
+	double zrec_kib;		/* -z rows: zin / znr in KiB, median of the runs */
+	double zper_sample;		/* -z rows: zout / kept, median of the runs */
 	double wall, cpu, lost_pct;
 	struct rec_run runs[MAX_REPS];
 };
@@ -384,6 +388,7 @@ static uint64_t dir_bytes(const char *path)
 struct zsum {
 	const unsigned char *base;	/* the stream's file, mapped */
 	uint64_t zin, zout, last;	/* last: the COMPRESSED record counted last */
+	uint64_t nr;			/* COMPRESSED records */
 };
 
 static int zsum_rec(struct pevt_data *d, const struct pevt_data_rec *r, void *ctx)
@@ -397,6 +402,7 @@ static int zsum_rec(struct pevt_data *d, const struct pevt_data_rec *r, void *ct
 	z->zin += r->ev->size;
 	if (r->off != z->last) {
 		z->zout += h->size;
+		z->nr++;
 		z->last = r->off;
 	}
 	return 0;
@@ -425,13 +431,14 @@ static void codec_bytes(struct rec_run *u, const char *file)
 		z.base = pevt_data__stream_base(d, i);
 		z.last = 0;
 		if (!z.base || pevt_data__stream_for_each(d, i, zsum_rec, &z) < 0) {
-			z.zin = z.zout = 0;
+			z.zin = z.zout = z.nr = 0;
 			break;
 		}
 	}
 	pevt_data__delete(d);
 	u->zin = z.zin;
 	u->zout = z.zout;
+	u->znr = z.nr;
 }
 
 /*
@@ -571,6 +578,12 @@ static void row_medians(struct rec_row *r, const struct workload *w)
 	for (i = 0; i < n; i++)
 		v[i] = r->runs[i].zout ? (double)r->runs[i].zin / r->runs[i].zout : 0;
 	r->codec = median(v, n);
+	for (i = 0; i < n; i++)
+		v[i] = r->runs[i].znr ? r->runs[i].zin / 1024.0 / r->runs[i].znr : 0;
+	r->zrec_kib = median(v, n);
+	for (i = 0; i < n; i++)
+		v[i] = r->runs[i].kept ? (double)r->runs[i].zout / r->runs[i].kept : 0;
+	r->zper_sample = median(v, n);
 	for (i = k = 0; i < n; i++)
 		if (r->runs[i].kernel_lost >= 0)
 			v[k++] = r->runs[i].kernel_lost;
@@ -643,6 +656,21 @@ static void print_ratios(const struct rec_row *rows, int nr)
  * (woken for nearly every record, record_stage.c) and the chunks readers
  * made themselves (the main thread behind).
  */
+/* printf to @buf at *@at, *@at moved on; clipped at @size, not past it. */
+static void __attribute__((format(printf, 4, 5)))
+appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*at >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
+	*at = n < 0 ? size : *at + (size_t)n;
+}
+
 static void print_readers(const struct rec_row *rows, int nr, int reps)
 {
 	char wk[16 * MAX_REPS], cpu[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
@@ -665,16 +693,16 @@ static void print_readers(const struct rec_row *rows, int nr, int reps)
 			const char *sp = k ? " " : "";
 
 			if (u->readers <= 0) {
-				a += snprintf(wk + a, sizeof(wk) - a, "%s-", sp);
-				d += snprintf(cpu + d, sizeof(cpu) - d, "%s-", sp);
-				c += snprintf(ch + c, sizeof(ch) - c, "%s-", sp);
+				appendf(wk, sizeof(wk), &a, "%s-", sp);
+				appendf(cpu, sizeof(cpu), &d, "%s-", sp);
+				appendf(ch, sizeof(ch), &c, "%s-", sp);
 				continue;
 			}
-			a += snprintf(wk + a, sizeof(wk) - a, "%s%" PRIu64, sp, u->reader_wakeups);
-			d += snprintf(cpu + d, sizeof(cpu) - d, "%s%.2f", sp, u->reader_cpu);
-			c += snprintf(ch + c, sizeof(ch) - c, "%s%" PRIu64, sp, u->reader_chunks);
+			appendf(wk, sizeof(wk), &a, "%s%" PRIu64, sp, u->reader_wakeups);
+			appendf(cpu, sizeof(cpu), &d, "%s%.2f", sp, u->reader_cpu);
+			appendf(ch, sizeof(ch), &c, "%s%" PRIu64, sp, u->reader_chunks);
 			if (u->timed_readers > 0)
-				b += snprintf(tm + b, sizeof(tm) - b, "%s%d", b ? "," : "", k + 1);
+				appendf(tm, sizeof(tm), &b, "%s%d", b ? "," : "", k + 1);
 		}
 		printf("%-26s %-30s %-30s %-12s %s\n", r->name, wk, cpu, b ? tm : "none", ch);
 	}
@@ -710,8 +738,13 @@ static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int page
  * -z rows: the file ratio (bytes per kept sample without -z over with
  * it, same recorder, same -m), the codec ratio (codec_bytes()), each of
  * pevt's over perf's (the target: within 10%; the codec ratio compares
- * the compression itself, the file ratio what a user's disk sees), and
- * the loss with -z over the loss without.
+ * the compression itself, the file ratio what a user's disk sees), the
+ * COMPRESSED records' bytes per sample kept and pevt's over perf's (lower
+ * is better: perf's samples carry an ID that pevt's, one event, do not,
+ * 8 bytes that cost zstd next to nothing, so perf's codec ratio is higher
+ * for the same bytes out), the KiB each COMPRESSED record holds (zstd is flushed for each: the less it
+ * gets a flush, the worse it does), and the loss with -z over the loss
+ * without.
  */
 static void print_compression(const struct rec_row *rows, int nr)
 {
@@ -723,8 +756,9 @@ static void print_compression(const struct rec_row *rows, int nr)
 		if (!r->z)
 			continue;
 		if (!any++)
-			printf("\n%-26s %9s %10s %10s %10s %10s %13s\n", "-z row", "B/sample",
-			       "file ratio", "vs perf", "codec", "vs perf", "lost vs no -z");
+			printf("\n%-26s %9s %10s %10s %10s %10s %8s %8s %8s %13s\n", "-z row",
+			       "B/sample", "file ratio", "vs perf", "codec", "vs perf", "zB/smp",
+			       "vs perf", "KiB/rec", "lost vs no -z");
 		if (r->status) {
 			printf("%-26s failed (exit %d)\n", r->name, r->status);
 			continue;
@@ -740,7 +774,12 @@ static void print_compression(const struct rec_row *rows, int nr)
 			printf("%10.3f", ratio(r->codec, pz->codec));
 		else
 			printf("%10s", "-");
-		printf(" %13.3f\n", ratio(r->lost_pct, rows[r->base].lost_pct));
+		printf(" %8.2f ", r->zper_sample);
+		if (!r->perf && pz)
+			printf("%8.3f", ratio(r->zper_sample, pz->zper_sample));
+		else
+			printf("%8s", "-");
+		printf(" %8.1f %13.3f\n", r->zrec_kib, ratio(r->lost_pct, rows[r->base].lost_pct));
 	}
 }
 
@@ -942,9 +981,10 @@ static int do_bench_record_help(void)
 		"With z yes, -z rows too (perf, and pevt with the first drain): their\n"
 		"compression ratios next to perf's (with -r 1 to perf's -r 1 -z): the\n"
 		"file's (bytes per sample without -z over with it) and the codec's\n"
-		"(bytes the COMPRESSED records hold over their own); and their loss\n"
-		"next to the row's without -z; with rt yes their -r 1 twins get -z\n"
-		"twins too.\n"
+		"(bytes the COMPRESSED records hold over their own); the COMPRESSED\n"
+		"records' bytes per sample kept (zB/smp, lower is better) and the KiB\n"
+		"a record holds (a zstd flush each); and their loss next to the row's\n"
+		"without -z; with rt yes their -r 1 twins get -z twins too.\n"
 		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
 		"With nice yes, a --reader-nice 0 twin (name: ... nice0) of every pevt\n"
@@ -975,7 +1015,8 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 	json_num(jf, "lost_pct", u->lost_pct);
 	if (r->z)
 		fprintf(jf, ",\"compressed_records_bytes\":%" PRIu64
-			",\"bytes_they_hold\":%" PRIu64, u->zout, u->zin);
+			",\"bytes_they_hold\":%" PRIu64 ",\"compressed_records\":%" PRIu64,
+			u->zout, u->zin, u->znr);
 	if (u->readers >= 0)
 		fprintf(jf, ",\"readers\":%d,\"timed_readers\":%d,\"reader_wakeups\":%" PRIu64
 			",\"reader_made_chunks\":%" PRIu64 ",\"reader_cpu_s\":%.3f", u->readers,
@@ -1279,10 +1320,14 @@ int bench_record(int argc, char **argv)
 				json_num(jf, "z_ratio", zratio(rows, r));
 				json_num(jf, "lost_vs_uncompressed", ratio(r->lost_pct, rows[r->base].lost_pct));
 				json_num(jf, "codec_ratio", r->codec);
+				json_num(jf, "kib_per_compressed_record", r->zrec_kib);
+				json_num(jf, "compressed_bytes_per_sample", r->zper_sample);
 				if (!r->perf && pz) {
 					json_num(jf, "z_ratio_vs_perf",
 						 ratio(zratio(rows, r), zratio(rows, pz)));
 					json_num(jf, "codec_ratio_vs_perf", ratio(r->codec, pz->codec));
+					json_num(jf, "compressed_bytes_per_sample_vs_perf",
+						 ratio(r->zper_sample, pz->zper_sample));
 				}
 			}
 			if (!r->perf) {
