@@ -786,6 +786,48 @@ TEST_F(rec, compressed)
 }
 
 /*
+ * -z --pin-readers -m 1: zstd is flushed once for many rings' worth (the
+ * readers stage 128 KiB and more), and the COMPRESSED feature's mmap_len
+ * says so, perf's decompression buffer for one record.  Until 2026-12-06
+ * a flush took at most one ring: 4 KiB at -m 1, each a zstd block of its
+ * own.  cpu-clock at 20 kHz: the COMPRESSED records (perf report
+ * --stats) hold more than 2 rings each on average, and perf reads every
+ * sample.  Mutations: flushes cut at one ring again, 4.0 KiB a record
+ * (fails); 64 KiB flushes but the ring's mmap_len announced, perf fails
+ * to decompress (fails).
+ */
+TEST_F_TIMEOUT(rec, compressed_flush_many_rings, 60)
+{
+	long long samples, nrec;
+	double raw_mb, kib;
+	const char *p;
+	struct out o;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	run(&o, "%s record --drain=%s -z -m 1 -e cpu-clock -F 20000 -o zm.data -- " LOOP,
+	    pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, NULL);
+	p = strstr(o.err, "[ pevt record: Compressed ");
+	ASSERT_NE(NULL, p) TH_LOG("%s", o.err);
+	raw_mb = atof(p + strlen("[ pevt record: Compressed "));
+	out_free(&o);
+	ASSERT_GT(samples, 1000);
+	check_read(_metadata, "zm.data", samples);
+	run(&o, "perf report --stats -i zm.data");
+	p = strstr(o.out, "COMPRESSED events:");
+	ASSERT_NE(NULL, p) TH_LOG("%s", o.out);
+	nrec = atoll(p + strlen("COMPRESSED events:"));
+	out_free(&o);
+	ASSERT_LT(0, nrec);
+	kib = raw_mb * 1024 * 1024 / 1024 / nrec;
+	TH_LOG("%lld samples, %.3f MB in %lld COMPRESSED records: %.1f KiB each",
+	       samples, raw_mb, nrec, kib);
+	EXPECT_LT(8.0, kib);
+}
+
+/*
  * -z on a slow CPU (PEVT_RECORD_ZSTD_DELAY_US: every compression takes 20
  * ms more, a stand-in for a loaded or emulated machine): the passes only
  * copy the rings out and a thread compresses behind them, so -z loses

@@ -250,6 +250,7 @@ struct record {
 	unsigned char *zbuf;		/* one PERF_RECORD_COMPRESSED */
 	unsigned char *zcopy;		/* -z: a buffer's bytes, copied out */
 	size_t zcopy_size;
+	size_t zunit;			/* -z: the most one COMPRESSED record holds */
 	uint64_t raw_bytes, comp_bytes;	/* -z, the whole recording */
 	struct zq zq;			/* -z: the compressing thread */
 	uint64_t file_raw, file_comp;	/* raw_bytes, comp_bytes when the file began */
@@ -716,6 +717,16 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 #define COMP_RECORD_MAX	(1 << 16)
 
 /*
+ * -z --pin-readers: zstd gets at least this much a flush.  The readers
+ * stage 128 KiB and more before the main thread writes; cut to one ring
+ * a flush, -m 1 flushed every 4 KiB, and each flush ends a zstd block
+ * with its own tables.  The COMPRESSED feature's mmap_len, which perf
+ * reads as the size of its decompression buffer (one a record), then
+ * says this, not the ring's size.  Record.md, "-z: a flush a ring".
+ */
+#define ZUNIT_MIN	(64u << 10)
+
+/*
  * -z: records as perf 6.1 writes them (zstd_compress_stream_to_records()):
  * one zstd stream for the whole file, flushed into PERF_RECORD_COMPRESSED
  * records of at most 64 KiB (header.size = 8 + compressed bytes, not
@@ -1117,15 +1128,15 @@ static int write_staged(void *ctx, const unsigned char *out, size_t len)
 		ret = pevt_data_writer__write(r->w, out, len);
 	} else {
 		/*
-		 * -z: at most one ring's worth per call, so that no
-		 * COMPRESSED record decompresses to more than the mmap_len
-		 * the COMPRESSED feature announces (perf's buffer for it).
+		 * -z: at most zunit bytes per call, so that no COMPRESSED
+		 * record decompresses to more than the mmap_len the
+		 * COMPRESSED feature announces (perf's buffer for it).
 		 */
-		uint64_t ring = pevt_mmap__data_size(sc->b->map), from = 0, at = 0, size;
+		uint64_t from = 0, at = 0, size;
 
 		for (ret = 0; !ret && at < len; from = at) {
 			while (at < len &&
-			       at - from + (size = ((const struct perf_event_header *)(out + at))->size) <= ring)
+			       at - from + (size = ((const struct perf_event_header *)(out + at))->size) <= r->zunit)
 				at += size;
 			ret = write_compressed(r, out + from, at - from);
 		}
@@ -2963,8 +2974,7 @@ static int begin_file(struct record *r)
 		}
 		r->file_raw = r->raw_bytes;
 		r->file_comp = r->comp_bytes;
-		pevt_data_writer__set_compressed(r->w, o->comp_level, 0,
-						 o->pages * sysconf(_SC_PAGESIZE));
+		pevt_data_writer__set_compressed(r->w, o->comp_level, 0, r->zunit);
 	}
 	if (setup_drain(r))
 		return -1;
@@ -2993,8 +3003,7 @@ static int finish_file(struct record *r)
 			uint64_t raw = r->raw_bytes - r->file_raw, comp = r->comp_bytes - r->file_comp;
 
 			pevt_data_writer__set_compressed(r->w, r->o->comp_level,
-				comp ? (raw + comp / 2) / comp : 0,
-				r->o->pages * sysconf(_SC_PAGESIZE));
+				comp ? (raw + comp / 2) / comp : 0, r->zunit);
 		}
 		if (!r->o->no_buildid)
 			add_build_ids(r);
@@ -3455,6 +3464,10 @@ int do_record(int argc, char **argv)
 		r.zbuf = malloc(COMP_RECORD_MAX);
 		r.zcopy_size = (size_t)o.pages * sysconf(_SC_PAGESIZE);
 		r.zcopy = malloc(r.zcopy_size);
+		/* a drain takes at most a ring; the readers stage more */
+		r.zunit = r.zcopy_size;
+		if (o.pin_readers && r.zunit < ZUNIT_MIN)
+			r.zunit = ZUNIT_MIN;
 		if (!r.zcs || !r.zbuf || !r.zcopy || ZSTD_isError(ZSTD_initCStream(r.zcs, o.comp_level)) ||
 		    zstd_warm_up(&r)) {
 			p_err("cannot set up zstd compression");
