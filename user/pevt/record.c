@@ -722,7 +722,7 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
  * a flush, -m 1 flushed every 4 KiB, and each flush ends a zstd block
  * with its own tables.  The COMPRESSED feature's mmap_len, which perf
  * reads as the size of its decompression buffer (one a record), then
- * says this, not the ring's size.  Record.md, "-z: a flush a ring".
+ * says this, not the ring's size (record.md, "-z: a flush a ring").
  */
 #define ZUNIT_MIN	(64u << 10)
 

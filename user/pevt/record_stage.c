@@ -319,7 +319,6 @@ static int reader_forbid_mmap(void)
 #endif
 }
 
-/* Page faults of the calling thread so far. */
 /*
  * The calling thread's page faults and context switches (a thread woken
  * in the kernel that finds nothing and sleeps again switches without a
@@ -455,7 +454,7 @@ static void *reader_run(void *arg)
 		{ .fd = st->kick_fd, .events = POLLIN },
 	};
 	unsigned int want;
-	long faults;
+	long faults, switches;
 	uint64_t v;
 	cpu_set_t set;
 
@@ -467,7 +466,7 @@ static void *reader_run(void *arg)
 			strerror(errno));
 		abort();
 	}
-	thread_usage(&faults, &st->switches);
+	thread_usage(&faults, &switches);	/* page faults from here on */
 	st->faults = -faults;
 	while (!LOAD(&ss->stop)) {
 		uint64_t before;
