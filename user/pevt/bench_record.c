@@ -742,9 +742,9 @@ static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int page
  * COMPRESSED records' bytes per sample kept and pevt's over perf's (lower
  * is better: perf's samples carry an ID that pevt's, one event, do not,
  * 8 bytes that cost zstd next to nothing, so perf's codec ratio is higher
- * for the same bytes out), the KiB each COMPRESSED record holds (zstd is flushed for each: the less it
- * gets a flush, the worse it does), and the loss with -z over the loss
- * without.
+ * for the same bytes out), the KiB each COMPRESSED record holds (zstd is
+ * flushed once a record, and each flush ends a block with its own
+ * tables), and the loss with -z over the loss without.
  */
 static void print_compression(const struct rec_row *rows, int nr)
 {
