@@ -438,10 +438,16 @@ static int write_project(void)
  * 0.94 .. 0.975 on 6.12, 0.963 .. 0.973 on 6.1, 0.934 .. 0.948 on the
  * debug kernel (stock 0.95 .. 0.96 there: pevt's own switch
  * work, instrumented, is outside its window).  Held: no more than the
- * tasks ran, over 0.9 of it (or over stock's count less 3 points, where
- * stock lost more), and no more than 3 points of it below stock's count
+ * tasks ran, over 0.9 of it (or over stock's count less 5 points, where
+ * stock lost more), and no more than 5 points of it below stock's count
  * (or the rusage, where stock's is above it); a mode out of bounds runs
- * twice.
+ * twice.  Until 2026-12-06 the bound was 3 points: a CI run's 6.1 lane
+ * (two QEMUs on the host's two CPUs) had pevt 3.30 and 3.04 points below
+ * stock with posix_spawn in both tries (stock 0.9805 / 0.9758, pevt
+ * 0.9475 / 0.9454; vfork 2.79, fork 1.08 in the same run), where the
+ * switch work outside pevt's window costs the most (a vfork child and
+ * its parent hand the CPU to each other).  A child not inherited, or one
+ * exec's time lost, is some 16 points of six.
  */
 #define SPAWNER \
 	"int posix_spawn(int *, const char *, void *, void *, char **, char **);\n" \
@@ -498,13 +504,13 @@ TEST_F_TIMEOUT(inh, spawn_modes_like_rusage, 300)
 			       mode[i], ru, cs.clk / ru, cp.clk / ru,
 			       (unsigned long long)cs.sys, (unsigned long long)cp.sys);
 			/*
-			 * 3 points below stock's count, or below the rusage
+			 * 5 points below stock's count, or below the rusage
 			 * where stock's is above it (6.1 vfork: 1.0024 once).
 			 * This is also the 0.9-of-the-rusage floor wherever
-			 * stock kept 0.93 of it, and gives way to stock's
-			 * count less 3 points where stock lost more itself.
+			 * stock kept 0.95 of it, and gives way to stock's
+			 * count less 5 points where stock lost more itself.
 			 */
-			lo = ((double)cs.clk < ru ? (double)cs.clk : ru) - 0.03 * ru;
+			lo = ((double)cs.clk < ru ? (double)cs.clk : ru) - 0.05 * ru;
 			if (cs.sys == cp.sys && ru >= (double)cp.clk && lo <= (double)cp.clk)
 				break;
 		}
