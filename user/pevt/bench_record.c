@@ -575,15 +575,15 @@ static void row_medians(struct rec_row *r, const struct workload *w)
 	r->cpu = MED(cpu);
 	r->lost_pct = MED(lost_pct);
 #undef MED
-	for (i = 0; i < n; i++)
-		v[i] = r->runs[i].zout ? (double)r->runs[i].zin / r->runs[i].zout : 0;
-	r->codec = median(v, n);
-	for (i = 0; i < n; i++)
-		v[i] = r->runs[i].znr ? r->runs[i].zin / 1024.0 / r->runs[i].znr : 0;
-	r->zrec_kib = median(v, n);
-	for (i = 0; i < n; i++)
-		v[i] = r->runs[i].kept ? (double)r->runs[i].zout / r->runs[i].kept : 0;
-	r->zper_sample = median(v, n);
+	/* the median of the runs' @num / @den (0 where @den is) */
+#define MED_RATIO(num, den) ({ \
+		for (i = 0; i < n; i++) \
+			v[i] = r->runs[i].den ? (double)r->runs[i].num / r->runs[i].den : 0; \
+		median(v, n); })
+	r->codec = MED_RATIO(zin, zout);
+	r->zrec_kib = MED_RATIO(zin, znr) / 1024;
+	r->zper_sample = MED_RATIO(zout, kept);
+#undef MED_RATIO
 	for (i = k = 0; i < n; i++)
 		if (r->runs[i].kernel_lost >= 0)
 			v[k++] = r->runs[i].kernel_lost;
@@ -650,12 +650,6 @@ static void print_ratios(const struct rec_row *rows, int nr)
 	}
 }
 
-/*
- * The readers of the pin rows (--pin-readers), run by run: their wakeups
- * and CPU time (all readers' summed), the runs in which one waited timed
- * (woken for nearly every record, record_stage.c) and the chunks readers
- * made themselves (the main thread behind).
- */
 /* printf to @buf at *@at, *@at moved on; clipped at @size, not past it. */
 static void __attribute__((format(printf, 4, 5)))
 appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
@@ -671,6 +665,12 @@ appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
 	*at = n < 0 ? size : *at + (size_t)n;
 }
 
+/*
+ * The readers of the pin rows (--pin-readers), run by run: their wakeups
+ * and CPU time (all readers' summed), the runs in which one waited timed
+ * (woken for nearly every record, record_stage.c) and the chunks readers
+ * made themselves (the main thread behind).
+ */
 static void print_readers(const struct rec_row *rows, int nr, int reps)
 {
 	char wk[16 * MAX_REPS], cpu[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
