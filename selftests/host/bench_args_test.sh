@@ -81,7 +81,8 @@ bad "pages ," "pages: no item" pages ,
 
 # 8: a run, where perf and perf_event_open are here (root or a low
 # perf_event_paranoid): 2 runs per row, the second in the reverse order,
-# and the pin rows' readers counted in every run of the JSON.
+# and the pin rows' readers and main thread counted in every run of the
+# JSON.
 rows_of() { sed -n "s/^# \(.*\), run $1 of 2 .*/\1/p" err; }
 if ! command -v perf >/dev/null; then
 	skip "bench run: reader counts, run order" "no perf here"
@@ -98,11 +99,14 @@ else
 	pin=$(grep -o '"recorder":"pevt [a-z]* pin ' r.json | wc -l)
 	counted=$(grep -c '"readers":[1-9][0-9]*,"timed_readers":[0-9]*,"reader_wakeups":[1-9][0-9]*,"reader_made_chunks":[0-9]' runs)
 	any=$(grep -c '"readers"' runs)
+	main=$(grep -c '"main_cpu_s":[0-9.]*,"main_switches":[1-9][0-9]*,"watch_takes":[0-9]' runs)
 	wk=$(grep -o '"reader_wakeups":[0-9]*' runs | awk -F: '{ s += $2 } END { print s }')
-	if [ "$pin" -ge 1 ] && [ "$counted" -eq $((2 * pin)) ] && [ "$any" -eq "$counted" ]; then
-		ok "bench run: run 2 reversed; $counted pin runs, $wk reader wakeups"
+	if [ "$pin" -ge 1 ] && [ "$counted" -eq $((2 * pin)) ] && [ "$any" -eq "$counted" ] &&
+	   [ "$main" -eq "$counted" ]; then
+		ok "bench run: run 2 reversed; $counted pin runs, $wk reader wakeups, main thread in $main"
 	else
-		sed 's/^/# /' r.json; nok "bench run: $pin pin rows, $counted runs with reader counts, $any with any"
+		sed 's/^/# /' r.json
+		nok "bench run: $pin pin rows, $counted runs with reader counts, $any with any, $main with the main thread's"
 	fi
 fi
 

@@ -48,6 +48,9 @@ struct rec_run {
 	int readers, timed_readers;	/* readers; those in timed waits */
 	uint64_t reader_wakeups, reader_chunks;	/* summed; chunks a reader made itself */
 	double reader_cpu;		/* the readers' CPU time, summed */
+	double main_cpu;		/* the main thread's CPU time, -1 when not told */
+	long main_switches;		/* ... its context switches */
+	unsigned int watch_takes;	/* rings its watch took from late readers */
 };
 
 #define MAX_REPS	15
@@ -447,6 +450,8 @@ static void codec_bytes(struct rec_run *u, const char *file)
  * faults F, W wakeups, S s CPU[, timed waits (...)] ]".  Whether a slow run had a
  * reader woken for every record (in timed waits since session 38) or was
  * slow all over the guest, the bench could not tell before (session 38).
+ * And the main thread's: "[ pevt record: main thread: S s CPU, N context
+ * switches, T rings taken by the watch ]".
  */
 static void reader_stats(struct rec_run *u, const char *errf)
 {
@@ -459,6 +464,10 @@ static void reader_stats(struct rec_run *u, const char *errf)
 		return;		/* readers and timed_readers stay -1 */
 	u->readers = u->timed_readers = 0;
 	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, "[ pevt record: main thread: ");
+		if (p && sscanf(p + 28, "%lf s CPU, %ld context switches, %u rings taken",
+				&u->main_cpu, &u->main_switches, &u->watch_takes) == 3)
+			continue;
 		p = strstr(line, "[ pevt record: stage cpu ");
 		if (!p || !(p = strchr(p + 25, ':')) ||
 		    sscanf(p, ": %u chunks, %u made by the filler, reader page faults %*d, %u wakeups, "
@@ -522,6 +531,7 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	u->bytes = stat(file, &st) ? 0 : S_ISDIR(st.st_mode) ? dir_bytes(file) : (uint64_t)st.st_size;
 	u->kernel_lost = -1;
 	u->readers = u->timed_readers = -1;
+	u->main_cpu = -1;
 	if (r->stage) {
 		reader_stats(u, errf);
 		unlink(errf);
@@ -666,6 +676,45 @@ appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
 }
 
 /*
+ * The main thread of the pin rows, run by run: its CPU time, its context
+ * switches (each wakeup of its loop, the watch's timed ones among them)
+ * and the rings its watch took from late readers (record_stage.c).
+ */
+static void print_main_thread(const struct rec_row *rows, int nr, int reps)
+{
+	char cpu[16 * MAX_REPS], sw[16 * MAX_REPS], tk[16 * MAX_REPS];
+	int i, k, any = 0;
+	size_t a, b, c;
+
+	for (i = 0; i < nr; i++) {
+		const struct rec_row *r = &rows[i];
+
+		if (!r->stage)
+			continue;
+		if (!any++)
+			printf("\n%-26s %-30s %-30s %s\n", "main thread (stage stats)",
+			       "CPU s, by run", "context switches, by run", "rings taken by its watch");
+		a = b = c = 0;
+		cpu[0] = sw[0] = tk[0] = 0;
+		for (k = 0; k < reps; k++) {
+			const struct rec_run *u = &r->runs[k];
+			const char *sp = k ? " " : "";
+
+			if (u->main_cpu < 0) {
+				appendf(cpu, sizeof(cpu), &a, "%s-", sp);
+				appendf(sw, sizeof(sw), &b, "%s-", sp);
+				appendf(tk, sizeof(tk), &c, "%s-", sp);
+				continue;
+			}
+			appendf(cpu, sizeof(cpu), &a, "%s%.2f", sp, u->main_cpu);
+			appendf(sw, sizeof(sw), &b, "%s%ld", sp, u->main_switches);
+			appendf(tk, sizeof(tk), &c, "%s%u", sp, u->watch_takes);
+		}
+		printf("%-26s %-30s %-30s %s\n", r->name, cpu, sw, tk);
+	}
+}
+
+/*
  * The readers of the pin rows (--pin-readers), run by run: their wakeups
  * and CPU time (all readers' summed), the runs in which one waited timed
  * (woken for nearly every record, record_stage.c) and the chunks readers
@@ -706,6 +755,7 @@ static void print_readers(const struct rec_row *rows, int nr, int reps)
 		}
 		printf("%-26s %-30s %-30s %-12s %s\n", r->name, wk, cpu, b ? tm : "none", ch);
 	}
+	print_main_thread(rows, nr, reps);
 }
 
 /* Bytes per kept sample of a row (0 when nothing was kept). */
@@ -1021,6 +1071,9 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 		fprintf(jf, ",\"readers\":%d,\"timed_readers\":%d,\"reader_wakeups\":%" PRIu64
 			",\"reader_made_chunks\":%" PRIu64 ",\"reader_cpu_s\":%.3f", u->readers,
 			u->timed_readers, u->reader_wakeups, u->reader_chunks, u->reader_cpu);
+	if (u->main_cpu >= 0)
+		fprintf(jf, ",\"main_cpu_s\":%.3f,\"main_switches\":%ld,\"watch_takes\":%u",
+			u->main_cpu, u->main_switches, u->watch_takes);
 	fprintf(jf, "}");
 }
 

@@ -623,8 +623,16 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 void stage_set__stop(struct stage_set *ss)
 {
 	const char *stats = getenv("PEVT_STAGE_STATS");
+	long faults, switches;
+	double cpu;
 	int i;
 
+	/* Tests and the bench: the main thread's part (it calls this), once. */
+	if (ss->nr && ss->st[0].started && stats && *stats == '1') {
+		cpu = thread_usage(&faults, &switches);
+		fprintf(stderr, "[ pevt record: main thread: %.3f s CPU, %ld context switches, %u rings taken by the watch ]\n",
+			cpu, switches, ss->watch_takes);
+	}
 	STORE(&ss->stop, true);
 	for (i = 0; i < ss->nr; i++) {
 		struct stage *st = &ss->st[i];
@@ -720,8 +728,8 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		head = pevt_mmap__read_head(st->map);
 		tail = LOAD(&pevt_mmap__control(st->map)->data_tail);
 		/* Helping, pass() takes every ring on every turn anyway. */
-		if (!ss->help && head - tail >= size / 2)
-			fill_try(st);
+		if (!ss->help && head - tail >= size / 2 && fill_try(st))
+			ss->watch_takes++;
 		/*
 		 * The rate since the head last moved, over at least a minimum
 		 * step (a busy loop calls often).  A head that has not moved

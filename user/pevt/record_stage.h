@@ -161,6 +161,7 @@ struct stage_set {
 					   that maps memory is killed */
 	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
 					   holds the last ring this long, its reader woken */
+	unsigned int watch_takes;	/* rings the watch found half full and took */
 };
 
 /*
