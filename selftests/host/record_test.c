@@ -875,6 +875,62 @@ TEST_F(rec, compressed_slow_cpu)
 }
 
 /*
+ * --pin-readers on a 1-page ring with samples of a fixed size: the kernel
+ * wakes the reader when the ring leaves 16 samples' room (cpu-clock -a:
+ * 48 bytes, 4096 - 768 = 3328), not at half (record.c pin_watermark()),
+ * and the main thread's watch takes a ring only past that point too.  At
+ * half, each reader wakeup brought some 2 KiB; and a watch that still
+ * took rings at half took most of them (mutations: no watermark, fails
+ * on the bytes a wakeup; the watch at half, fails on its takes).
+ * -m 16 and tracepoints (RAW) keep the kernel's half.
+ */
+TEST_F_TIMEOUT(rec, pin_wakes_late_on_small_rings, 60)
+{
+	long long samples, lost = -1, wakeups = 0, takes = -1;
+	long page = sysconf(_SC_PAGESIZE);
+	const char *p, *end;
+	char want[64];
+	struct out o;
+
+	if (!strstr(variant->drain, "pin"))
+		SKIP(return, "the readers of --pin-readers only");
+	run(&o, "PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock -F 20000 -a -m 1 "
+	    "-o wl.data -- sh -c 'i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done'",
+	    pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
+		end = strchr(p, ']');
+		ASSERT_NE(NULL, end);
+		wakeups += count_before(p, end, " wakeups");
+	}
+	p = strstr(o.err, "[ pevt record: main thread: ");
+	ASSERT_NE(NULL, p) TH_LOG("%s", o.err);
+	end = strchr(p, ']');
+	takes = count_before(p, end, " rings taken by the watch");
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	TH_LOG("%lld samples (%lld lost), %lld reader wakeups (%.0f bytes a wakeup), "
+	       "%lld rings taken by the watch", samples, lost, wakeups,
+	       wakeups ? samples * 48.0 / wakeups : 0, takes);
+	ASSERT_LT(10000, samples);
+	ASSERT_LT(0, wakeups);
+	EXPECT_GT(samples * 48, wakeups * 2600);
+	EXPECT_LT(takes * 10, wakeups);
+	EXPECT_LE(lost * 5000, samples);
+	snprintf(want, sizeof(want), "wakeup_watermark }: %ld", page - 16 * 48);
+	run(&o, "perf evlist -v -i wl.data");
+	EXPECT_NE(NULL, strstr(o.out, want)) TH_LOG("no '%s': %s", want, o.out);
+	out_free(&o);
+	check_read_lost(_metadata, "wl.data", samples, lost);
+
+	run(&o, "%s record --drain=%s -e cpu-clock -F 1000 -a -m 16 -o wl16.data -- true && "
+	    "perf evlist -v -i wl16.data", pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	EXPECT_EQ(NULL, strstr(o.out, "wakeup_watermark")) TH_LOG("%s", o.out);
+	out_free(&o);
+}
+
+/*
  * --pin-readers with a main thread that writes slower than its readers
  * stage (-z, every compression 10 ms longer: PEVT_RECORD_ZSTD_DELAY_US,
  * a stand-in for a TCG guest at cpu-clock -F 100000 -a): the recording

@@ -728,7 +728,7 @@ uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 		head = pevt_mmap__read_head(st->map);
 		tail = LOAD(&pevt_mmap__control(st->map)->data_tail);
 		/* Helping, pass() takes every ring on every turn anyway. */
-		if (!ss->help && head - tail >= size / 2 && fill_try(st))
+		if (!ss->help && head - tail >= (st->wake ? st->wake : size / 2) && fill_try(st))
 			ss->watch_takes++;
 		/*
 		 * The rate since the head last moved, over at least a minimum

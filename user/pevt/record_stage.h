@@ -106,6 +106,7 @@ struct stage {
 	struct pevt_mmap *map;
 	int cpu;
 	int poll_fd;			/* the buffer's event fd */
+	uint64_t wake;			/* the kernel wakes the reader past this (0: half) */
 
 	struct stage_set *set;
 	pthread_t thread;
@@ -161,7 +162,7 @@ struct stage_set {
 					   that maps memory is killed */
 	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
 					   holds the last ring this long, its reader woken */
-	unsigned int watch_takes;	/* rings the watch found half full and took */
+	unsigned int watch_takes;	/* rings the watch found past their wakeup point and took */
 };
 
 /*
@@ -184,9 +185,9 @@ void stage_set__sync(struct stage_set *ss);
 void stage__help(struct stage *st);
 /*
  * The watch, called by the main thread on every turn of its loop: a
- * ring at least half full (the kernel's wakeup should have brought its
- * reader by then) is taken now by the caller, unless its reader is at
- * it.  Returns the ns to sleep at most before the next call: a quarter
+ * ring filled past its wakeup point (@wake, or half of it: the kernel's
+ * wakeup should have brought its reader by then) is taken now by the
+ * caller, unless its reader is at it.  Returns the ns to sleep at most before the next call: a quarter
  * of the time the busiest ring took to fill half of it at its last
  * rate, between STAGE_WATCH_MIN_NS and STAGE_WATCH_IDLE_NS.
  */
