@@ -187,9 +187,10 @@ void stage__help(struct stage *st);
  * The watch, called by the main thread on every turn of its loop: a
  * ring filled past its wakeup point (@wake, or half of it: the kernel's
  * wakeup should have brought its reader by then) is taken now by the
- * caller, unless its reader is at it.  Returns the ns to sleep at most before the next call: a quarter
- * of the time the busiest ring took to fill half of it at its last
- * rate, between STAGE_WATCH_MIN_NS and STAGE_WATCH_IDLE_NS.
+ * caller, unless its reader is at it.  Returns the ns to sleep at most
+ * before the next call: a quarter of the time the busiest ring took to
+ * fill half of it at its last rate, between STAGE_WATCH_MIN_NS and
+ * STAGE_WATCH_IDLE_NS.
  */
 #define STAGE_WATCH_MIN_NS	500000ull
 #define STAGE_WATCH_IDLE_NS	100000000ull
