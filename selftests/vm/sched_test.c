@@ -433,8 +433,8 @@ static void interval_shares(const int *fd, int n, struct read_one *prev, double 
 /*
  * Four phases over the open leaders fd[0..n): all on, fd[2] disabled,
  * enabled again, closed.  Each phase settles 0.3 s, then each leader's
- * share over 1.5 s must be within @tol of want[phase * n + i] (< 0: not
- * checked).
+ * share over 1.5 s (over another 1.5 s once if any was off) must be
+ * within @tol of want[phase * n + i] (< 0: not checked).
  */
 #define KC_PHASES 4
 static void key_change_phases(struct __test_metadata *_metadata, const char *policy,
@@ -444,7 +444,7 @@ static void key_change_phases(struct __test_metadata *_metadata, const char *pol
 	struct read_one prev[8] = { 0 };
 	char line[160];
 	double sh[8];
-	int i, ph, o;
+	int i, ph, o, try, off;
 
 	ASSERT_GE(8, n);
 	for (ph = 0; ph < KC_PHASES; ph++) {
@@ -458,11 +458,23 @@ static void key_change_phases(struct __test_metadata *_metadata, const char *pol
 		}
 		sleep_ns(3 * NSEC_PER_SEC / 10);
 		interval_shares(fd, n, prev, sh);
-		sleep_ns(3 * NSEC_PER_SEC / 2);
-		interval_shares(fd, n, prev, sh);
-		for (i = 0, o = 0; i < n && o < (int)sizeof(line) - 8; i++)
-			o += snprintf(line + o, sizeof(line) - o, " %.1f", sh[i]);
-		TH_LOG("%s (%s):%s", what[ph], policy, line);
+		/*
+		 * A second 1.5 s when the first was off: a loaded debug
+		 * kernel's classic rotation read 50.8% and 79.0% for two of
+		 * y's groups at 2/3 once (CI, 2026-12-06; tolerance 12).  A
+		 * stale plan is off at every switch-in, in both.
+		 */
+		for (try = 1; try <= 2; try++) {
+			sleep_ns(3 * NSEC_PER_SEC / 2);
+			interval_shares(fd, n, prev, sh);
+			for (i = 0, o = 0; i < n && o < (int)sizeof(line) - 8; i++)
+				o += snprintf(line + o, sizeof(line) - o, " %.1f", sh[i]);
+			TH_LOG("%s (%s), try %d:%s", what[ph], policy, try, line);
+			for (i = 0, off = 0; i < n; i++)
+				off += want[ph * n + i] >= 0 && fabs(sh[i] - want[ph * n + i]) > tol;
+			if (!off)
+				break;
+		}
 		for (i = 0; i < n; i++) {
 			double w = want[ph * n + i];
 
