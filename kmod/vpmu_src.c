@@ -67,7 +67,13 @@ struct vsrc {
 
 static bool vsrc_adapts(struct pevt_event *event)
 {
-	return event->attr.freq &&
+	/*
+	 * Not with sample_freq 0, as perf_adjust_freq_unthr_context() skips
+	 * it: such an event counts and never samples, and has no overflow
+	 * callback; a tick that gave it a period made vpmu_sample() call a
+	 * NULL callback (abi_fuzz, 6.1, FUZZ_SEED=1796590959289845058).
+	 */
+	return event->attr.freq && event->attr.sample_freq &&
 	       (event->attr.config & VPMU_CONFIG_SOURCE) != VPMU_SRC_CPU_NS;
 }
 

@@ -296,6 +296,42 @@ TEST_F_TIMEOUT(vs, freq_like_stock, 120)
 	freq_rounds(_metadata, self->dev, &w);
 }
 
+/*
+ * freq with sample_freq 0: the stock kernel counts and never samples
+ * (is_sampling_event() is false, its freq tick skips the event).  The
+ * module's tick gave such an event a period, and the next system call
+ * that walked the CPU's sampling counters (another event of the source
+ * sampling there) called its overflow callback, NULL: an oops (abi_fuzz,
+ * 6.1, FUZZ_SEED=1796590959289845058).  Here, beside a sampler at period
+ * 1000: 0.3 s of calls (some 75 ticks), a count and no sample.
+ */
+TEST_F_TIMEOUT(vs, freq_zero_counts_only, 60)
+{
+	struct perf_event_attr a;
+	struct work w = { .ns = 300 * NSEC_PER_MSEC };
+	struct sampler *s = calloc(2, sizeof(*s));
+	uint64_t rd[3] = { 0 };
+
+	ASSERT_NE(NULL, s);
+	vattr(&a, 0, 1000, 0);
+	ASSERT_EQ(0, sampler_open(self->dev, &a, 0, &s[0])) TH_LOG("%s", strerror(errno));
+	vattr(&a, 1, 0, 0);
+	ASSERT_EQ(0, sampler_open(self->dev, &a, 0, &s[1])) TH_LOG("%s", strerror(errno));
+	getppid_loop(&w);
+	ASSERT_EQ((ssize_t)sizeof(rd), read(s[1].fd, rd, sizeof(rd)));
+	sampler_count(&s[0]);
+	sampler_count(&s[1]);
+	TH_LOG("freq, sample_freq 0: count %llu in %.1f ms running, %lu samples; "
+	       "period 1000 beside it: %lu samples", (unsigned long long)rd[0], rd[2] / 1e6,
+	       s[1].samples, s[0].samples);
+	EXPECT_LT(1000, rd[0]);
+	EXPECT_EQ(0, s[1].samples);
+	EXPECT_LT(0, s[0].samples);
+	sampler_close(&s[0]);
+	sampler_close(&s[1]);
+	free(s);
+}
+
 static void mux_shares(struct __test_metadata *_metadata, int dev,
 		       const char *policy, double tol)
 {
