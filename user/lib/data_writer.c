@@ -260,14 +260,22 @@ int pevt_data_writer__set_index(struct pevt_data_writer *w, uint64_t slice_size,
 	return 0;
 }
 
-/* Appends at the current position (pipe) or at data_offset + data_size. */
-static int dw_writev(struct pevt_data_writer *w, struct iovec *iov, int cnt,
-		     const char *what)
+/*
+ * Appends at the current position (pipe) or at data_offset + data_size.
+ * The index gets @run if not NULL (write_run()) and the records are
+ * 8-byte aligned in the file, else what dw_index() finds walking them.
+ */
+static int dw_writev_run(struct pevt_data_writer *w, struct iovec *iov, int cnt,
+			 const char *what, const struct pevt_index_run *run)
 {
+	uint64_t off = w->data_offset + w->data_size;
+
 	if (w->err)
 		return libpevt_err(w->err);
-	if (w->index)
-		dw_index(w, iov, cnt, w->data_offset + w->data_size);
+	if (w->index && run && !(off & 7))
+		pevt_index_builder__add_run(w->index, run);
+	else if (w->index)
+		dw_index(w, iov, cnt, off);
 	while (cnt > 0) {
 		ssize_t n;
 
@@ -292,6 +300,12 @@ static int dw_writev(struct pevt_data_writer *w, struct iovec *iov, int cnt,
 		}
 	}
 	return 0;
+}
+
+static int dw_writev(struct pevt_data_writer *w, struct iovec *iov, int cnt,
+		     const char *what)
+{
+	return dw_writev_run(w, iov, cnt, what, NULL);
 }
 
 /* ---- setup ------------------------------------------------------------ */
@@ -986,6 +1000,16 @@ int pevt_data_writer__write(struct pevt_data_writer *w, const void *buf, size_t 
 	struct iovec iov = { (void *)buf, len };
 
 	return pevt_data_writer__writev(w, &iov, 1);
+}
+
+int pevt_data_writer__write_run(struct pevt_data_writer *w, const void *buf, size_t len,
+				const struct pevt_index_run *run)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	if (!w || !w->started || !run || run->bytes != len)
+		return libpevt_err(-EINVAL);
+	return dw_writev_run(w, &iov, 1, "data", run);
 }
 
 static int write_user_record(struct pevt_data_writer *w, uint32_t type)

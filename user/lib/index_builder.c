@@ -87,6 +87,22 @@ int pevt_index_builder__add(struct pevt_index_builder *b, uint32_t type, uint32_
 	return 0;
 }
 
+int pevt_index_builder__add_run(struct pevt_index_builder *b, const struct pevt_index_run *run)
+{
+	struct pevt_index_entry *cur = &b->cur;
+
+	if (b->err)
+		return b->err;
+	if (run->first_time < cur->first_time)
+		cur->first_time = run->first_time;
+	if (run->last_time > cur->last_time)
+		cur->last_time = run->last_time;
+	cur->nr_records += run->nr_records;
+	cur->nr_samples += run->nr_samples;
+	b->pos += run->bytes;
+	return 0;
+}
+
 void pevt_index_builder__exit(struct pevt_index_builder *b)
 {
 	pevt_index__exit(&b->idx);

@@ -235,7 +235,7 @@ struct record {
 	uint64_t sample_type;
 	int id_hdr_size;		/* sample_id_all trailer bytes */
 	uint64_t synth_time;		/* TIME in synthesized records' trailers (0) */
-	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample, -1: absent */
+	int ip_idx, tid_idx, time_idx;	/* u64 index in a sample (always there) */
 
 	uint64_t samples, lost, first_time, last_time;
 	uint64_t kernel_lost;		/* in the LOST_SAMPLES written, all files */
@@ -243,6 +243,12 @@ struct record {
 	struct rec_task *tasks;
 	int nr_tasks;
 	struct rec_task *last_task;
+	/*
+	 * sample_hit()'s last find, a mapping whose DSO is marked hit: a
+	 * sample of @pid in [@start, @end) has nothing to add.  Emptied
+	 * whenever a mapping or a mark changes.
+	 */
+	struct { int pid; uint64_t start, end; } hit_last;
 	struct rec_dso *dsos;
 	int nr_dsos;
 	struct pevt_data *idx_data;	/* the output's attrs: record times for the index */
@@ -342,12 +348,19 @@ static int dso_find(struct record *r, const char *name)
 	return r->nr_dsos++;
 }
 
+/* Mappings or marks changed: sample_hit() looks again. */
+static void hit_forget(struct record *r)
+{
+	r->hit_last.end = 0;
+}
+
 static void task_add_map(struct record *r, int pid, uint64_t start,
 			 uint64_t len, const char *name)
 {
 	struct rec_task *t = task_find(r, pid, true);
 	int dso = dso_find(r, name), i;
 
+	hit_forget(r);
 	if (!t || dso < 0)
 		return;
 	/* A new mapping replaces what it overlaps. */
@@ -399,6 +412,7 @@ static void task_exec(struct record *r, int pid)
 {
 	struct rec_task *t = task_find(r, pid, false);
 
+	hit_forget(r);
 	if (t)
 		t->nr = 0;
 }
@@ -412,12 +426,17 @@ static void sample_hit(struct record *r, int pid, uint64_t ip, uint16_t misc)
 		r->kernel_hit = true;
 		return;
 	}
+	if (pid == r->hit_last.pid && ip >= r->hit_last.start && ip < r->hit_last.end)
+		return;
 	t = task_find(r, pid, false);
 	if (!t)
 		return;
 	for (i = 0; i < t->nr; i++) {
 		if (ip >= t->maps[i].start && ip < t->maps[i].end) {
 			r->dsos[t->maps[i].dso].hit = true;
+			r->hit_last.pid = pid;
+			r->hit_last.start = t->maps[i].start;
+			r->hit_last.end = t->maps[i].end;
 			return;
 		}
 	}
@@ -604,6 +623,19 @@ static uint64_t sid_time(const struct record *r, const unsigned char *data,
 			  8 * !!(r->sample_type & PERF_SAMPLE_TID));
 }
 
+/* A sample on its way to the file: its IP, PID/TID and TIME. */
+static void account_sample(struct record *r, uint64_t ip, uint64_t pidtid, uint64_t t,
+			   uint16_t misc)
+{
+	r->samples++;
+	if (!r->first_time || t < r->first_time)
+		r->first_time = t;
+	if (t > r->last_time)
+		r->last_time = t;
+	if (!r->o->no_buildid)
+		sample_hit(r, (uint32_t)pidtid, ip, misc);
+}
+
 /*
  * Look at one record on its way to the file: count samples and losses,
  * follow mappings, forks and execs for BUILD_ID.
@@ -614,25 +646,11 @@ static void account(struct record *r, const unsigned char *data, uint64_t mask,
 	uint64_t p = pos + sizeof(*h);
 
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: {
-		uint64_t ip = 0, t = 0, pidtid = 0;
-
-		r->samples++;
-		if (r->ip_idx >= 0)
-			ip = rb_u64(data, mask, p + 8 * r->ip_idx);
-		if (r->tid_idx >= 0)
-			pidtid = rb_u64(data, mask, p + 8 * r->tid_idx);
-		if (r->time_idx >= 0) {
-			t = rb_u64(data, mask, p + 8 * r->time_idx);
-			if (!r->first_time || t < r->first_time)
-				r->first_time = t;
-			if (t > r->last_time)
-				r->last_time = t;
-		}
-		if (!r->o->no_buildid)
-			sample_hit(r, (uint32_t)pidtid, ip, h->misc);
+	case PERF_RECORD_SAMPLE:
+		account_sample(r, rb_u64(data, mask, p + 8 * r->ip_idx),
+			       rb_u64(data, mask, p + 8 * r->tid_idx),
+			       rb_u64(data, mask, p + 8 * r->time_idx), h->misc);
 		break;
-	}
 	case PERF_RECORD_LOST:
 		r->lost += rb_u64(data, mask, p + 8);
 		break;
@@ -792,6 +810,56 @@ static int account_records(struct record *r, const struct rec_buf *b,
 		account(r, data, mask, pos, &h);
 		pos += h.size;
 	}
+	return 0;
+}
+
+/*
+ * --pin-readers: account_records() of a staged run, linear and 8-byte
+ * aligned, read in place; with @run (the output is indexed) summed up
+ * for the index too, so that the writer need not walk the records again
+ * (pevt_data_writer__write_run()).  Under TCG the two walks, with the
+ * index's time of each record from its attr, took some 40% of the main
+ * thread's CPU at -m 1 (record.md, "One walk of the records").
+ * Returns 0 or -EBADMSG.
+ */
+static int account_run(struct record *r, const struct rec_buf *b, const unsigned char *data,
+		       size_t len, struct pevt_index_run *run)
+{
+	/* the sample's fields account() reads: up to TIME */
+	size_t min_sample = sizeof(struct perf_event_header) + 8 * (r->time_idx + 1);
+	uint64_t first = UINT64_MAX, last = 0, nr = 0, nr_samples = 0, t;
+	size_t pos;
+
+	for (pos = 0; pos < len; pos += ((const struct perf_event_header *)(data + pos))->size) {
+		const struct perf_event_header *h = (const void *)(data + pos);
+		const uint64_t *v = (const void *)(h + 1);
+
+		if (h->size < sizeof(*h) || (h->size & 7) || h->size > len - pos) {
+			p_err("CPU %d buffer: bad record size %u at %zu", b->cpu, h->size, pos);
+			return -EBADMSG;
+		}
+		nr++;
+		if (h->type == PERF_RECORD_SAMPLE && h->size >= min_sample) {
+			t = v[r->time_idx];
+			account_sample(r, v[r->ip_idx], v[r->tid_idx], t, h->misc);
+			nr_samples++;
+		} else {
+			account(r, data, UINT64_MAX, pos, h);
+			if (!run)
+				continue;
+			nr_samples += h->type == PERF_RECORD_SAMPLE;
+			t = pevt_data__time_of(r->idx_data, h);
+			if (t == UINT64_MAX)
+				continue;
+		}
+		if (t < first)
+			first = t;
+		if (t > last)
+			last = t;
+	}
+	if (run)
+		*run = (struct pevt_index_run){ .nr_records = nr, .nr_samples = nr_samples,
+						.bytes = len, .first_time = first, .last_time = last };
 	return 0;
 }
 
@@ -1124,12 +1192,14 @@ static int write_staged(void *ctx, const unsigned char *out, size_t len)
 {
 	struct staged_ctx *sc = ctx;
 	struct record *r = sc->r;
-	int ret = account_records(r, sc->b, out, UINT64_MAX, 0, len);
+	struct pevt_index_run run;
+	int ret = account_run(r, sc->b, out, len, r->idx_data && !r->zcs ? &run : NULL);
 
 	if (ret)
 		return ret;
 	if (!r->zcs) {
-		ret = pevt_data_writer__write(r->w, out, len);
+		ret = r->idx_data ? pevt_data_writer__write_run(r->w, out, len, &run) :
+				    pevt_data_writer__write(r->w, out, len);
 	} else {
 		/*
 		 * -z: at most zunit bytes per call, so that no COMPRESSED
@@ -3056,6 +3126,7 @@ static int finish_file(struct record *r)
 	r->kernel_hit = false;
 	for (i = 0; i < r->nr_dsos; i++)
 		r->dsos[i].hit = false;
+	hit_forget(r);
 	return 0;
 }
 

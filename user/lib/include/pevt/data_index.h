@@ -79,6 +79,20 @@ LIBPEVT_API void pevt_index_builder__init(struct pevt_index_builder *b, uint64_t
 LIBPEVT_API int pevt_index_builder__add(struct pevt_index_builder *b, uint32_t type,
 					uint32_t size, uint64_t time);
 /*
+ * What a run of whole records adds, summed up by whoever walked them:
+ * their count, samples, bytes, and the first and last of their times as
+ * pevt_index_builder__add() takes them (UINT64_MAX and 0: none had one).
+ * No FINISHED_ROUND among them: a slice ends only after one.
+ */
+struct pevt_index_run {
+	uint64_t nr_records, nr_samples, bytes;
+	uint64_t first_time, last_time;
+};
+
+/* pevt_index_builder__add() of every record of @run at once.  0 or the error kept. */
+LIBPEVT_API int pevt_index_builder__add_run(struct pevt_index_builder *b,
+					    const struct pevt_index_run *run);
+/*
  * The data section holds what was added, @data_size bytes: the index
  * moves to @idx (free it with pevt_index__exit()).  0 or -errno (the
  * builder is freed either way).

@@ -112,6 +112,15 @@ LIBPEVT_API int pevt_data_writer__write(struct pevt_data_writer *w,
 					const void *buf, size_t len);
 LIBPEVT_API int pevt_data_writer__writev(struct pevt_data_writer *w,
 					 const struct iovec *iov, int iovcnt);
+/*
+ * write() of records the caller has walked already: the index (set_index())
+ * takes @run, their sum (pevt_index_builder__add_run(): times as the
+ * set_index() time function gives them, @len bytes, no FINISHED_ROUND),
+ * instead of walking them again.
+ */
+struct pevt_index_run;
+LIBPEVT_API int pevt_data_writer__write_run(struct pevt_data_writer *w, const void *buf,
+					    size_t len, const struct pevt_index_run *run);
 
 /*
  * End of a pass over every buffer: PERF_RECORD_FINISHED_ROUND if anything
