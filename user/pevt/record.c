@@ -205,6 +205,7 @@ struct zq {
 	bool stop;
 	int err;			/* the first write error: the rest is dropped */
 	pthread_mutex_t wlock;		/* held while the thread uses the writer */
+	uint64_t seen_bytes;		/* out_bytes(): the output's size when last read */
 	unsigned int delay_us;		/* PEVT_RECORD_ZSTD_DELAY_US (tests) */
 };
 
@@ -1070,6 +1071,12 @@ static void *zq_run(void *arg)
 	return NULL;
 }
 
+/* A new output, nothing queued for it yet: out_bytes() starts from its size. */
+static void zq_seen(struct record *r)
+{
+	r->zq.seen_bytes = pevt_data_writer__bytes(r->w);
+}
+
 static int zq_start(struct record *r)
 {
 	struct zq *q = &r->zq;
@@ -1077,13 +1084,20 @@ static int zq_start(struct record *r)
 	int err;
 
 	q->delay_us = d ? (unsigned int)strtoul(d, NULL, 10) : 0;
-	/* --pin-readers' threads already copy out; PEVT_RECORD_Z_INLINE: the A/B */
-	if (!r->zcs || r->o->pin_readers || getenv("PEVT_RECORD_Z_INLINE"))
+	/*
+	 * With --pin-readers too (since 2026-12-06): the readers copy the
+	 * rings out already, but a main thread compressing their chunks
+	 * was not there to take a late reader's ring (record.md, "-z: the
+	 * compressing thread for --pin-readers too").
+	 * PEVT_RECORD_Z_INLINE: the A/B.
+	 */
+	if (!r->zcs || getenv("PEVT_RECORD_Z_INLINE"))
 		return 0;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->wlock, NULL);
 	pthread_cond_init(&q->more, NULL);
 	pthread_cond_init(&q->idle, NULL);
+	zq_seen(r);
 	err = pthread_create(&q->thread, NULL, zq_run, r);
 	if (err) {
 		p_err("-z: cannot start the compressing thread: %s", strerror(err));
@@ -1172,14 +1186,23 @@ static void zq_stop(struct record *r)
 /* The output's size so far (the thread may be writing). */
 static uint64_t out_bytes(struct record *r)
 {
-	uint64_t n;
+	struct zq *q = &r->zq;
 
-	if (!r->zq.on)
+	if (!q->on)
 		return pevt_data_writer__bytes(r->w);
-	pthread_mutex_lock(&r->zq.wlock);
-	n = pevt_data_writer__bytes(r->w);
-	pthread_mutex_unlock(&r->zq.wlock);
-	return n;
+	/*
+	 * Never wait for a compression: the thread holds wlock while it
+	 * compresses, and a main thread waiting there for the progress
+	 * line could not take a late reader's ring (host test
+	 * rec.pin.late_reader_watched_compressing).  The size last read
+	 * does meanwhile (read when the thread started, and when the file
+	 * switched, with nothing queued: zq_seen()).
+	 */
+	if (!pthread_mutex_trylock(&q->wlock)) {
+		q->seen_bytes = pevt_data_writer__bytes(r->w);
+		pthread_mutex_unlock(&q->wlock);
+	}
+	return q->seen_bytes;
 }
 
 struct staged_ctx {
@@ -1209,10 +1232,15 @@ static int write_staged(void *ctx, const unsigned char *out, size_t len)
 		uint64_t from = 0, at = 0, size;
 
 		for (ret = 0; !ret && at < len; from = at) {
+			struct iovec iov = { (void *)(out + from), 0 };
+
 			while (at < len &&
 			       at - from + (size = ((const struct perf_event_header *)(out + at))->size) <= r->zunit)
 				at += size;
-			ret = write_compressed(r, out + from, at - from);
+			iov.iov_len = at - from;
+			/* the thread's copy: the chunk goes back to its reader */
+			ret = r->zq.on ? zq_push(r, &iov, 1, iov.iov_len) :
+					 write_compressed(r, iov.iov_base, iov.iov_len);
 		}
 	}
 	if (!ret)
@@ -3196,7 +3224,10 @@ static int switch_output(struct record *r, bool at_exit)
 	r->idx_data = NULL;
 	pevt_data_writer__delete(r->w);
 	r->w = NULL;
-	return begin_file(r) ? -EIO : 0;
+	if (begin_file(r))
+		return -EIO;
+	zq_seen(r);
+	return 0;
 }
 
 static void free_record(struct record *r)
