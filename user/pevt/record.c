@@ -1087,8 +1087,8 @@ static int zq_start(struct record *r)
 	/*
 	 * With --pin-readers too (since 2026-12-06): the readers copy the
 	 * rings out already, but a main thread compressing their chunks
-	 * was not there to take a late reader's ring (record.md, "-z: the
-	 * compressing thread for --pin-readers too").
+	 * was not there to take a late reader's ring (record.md, "One walk
+	 * of the records; -z through the compressing thread").
 	 * PEVT_RECORD_Z_INLINE: the A/B.
 	 */
 	if (!r->zcs || getenv("PEVT_RECORD_Z_INLINE"))
