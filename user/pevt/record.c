@@ -3521,7 +3521,7 @@ int do_record(int argc, char **argv)
 	struct pevt_parse_error perr;
 	sigset_t set, oldmask;
 	int err_fd = -1, sfd = -1, code = 1, ret, status = 0;
-	const char *list, *what;
+	const char *list, *what, *stop_delay;
 
 	if (argc >= 1 && !strcmp(argv[0], "help"))
 		return do_record_help();
@@ -3653,8 +3653,9 @@ int do_record(int argc, char **argv)
 	for_each_evsel(&r, pevt_evsel__disable, true);
 	stop_readers(&r);
 	close_switch_event(&r);
-	if (getenv("PEVT_RECORD_STOP_DELAY_US"))	/* tests: a slow stop */
-		usleep((useconds_t)strtoul(getenv("PEVT_RECORD_STOP_DELAY_US"), NULL, 10));
+	stop_delay = getenv("PEVT_RECORD_STOP_DELAY_US");	/* tests: a slow stop */
+	if (stop_delay)
+		usleep((useconds_t)strtoul(stop_delay, NULL, 10));
 	if (r.exec_failed) {
 		code = r.exec_failed;
 		goto out;
