@@ -427,8 +427,8 @@ TEST_F_TIMEOUT(rec, late_reader_watched, 180)
 
 /*
  * The watch of late_reader_watched while the output is compressed on a
- * slow CPU (-z, every compression 30 ms longer: PEVT_RECORD_ZSTD_DELAY_US,
- * some 10 compressions a second): the main thread hands what the readers
+ * slow CPU (-z, every compression 100 ms longer: PEVT_RECORD_ZSTD_DELAY_US,
+ * LWZ_ENV): the main thread hands what the readers
  * staged to the compressing thread and is free to take the late ring.
  * Compressing it in the main thread (until 2026-12-06), the watch came
  * late whenever a compression ran: 6910 of 18018 lost (38%), 24799 of
@@ -436,6 +436,8 @@ TEST_F_TIMEOUT(rec, late_reader_watched, 180)
  * compression to read the output's size for the progress line lost
  * 988-1640 of some 19000 (5-9%, out_bytes()).
  */
+#define LWZ_ENV	"PEVT_RECORD_ZSTD_DELAY_US=100000"
+
 TEST_F_TIMEOUT(rec, late_reader_watched_compressing, 180)
 {
 	long long samples, lost;
@@ -444,7 +446,7 @@ TEST_F_TIMEOUT(rec, late_reader_watched_compressing, 180)
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
-	samples = lw_run("PEVT_RECORD_ZSTD_DELAY_US=100000", "-z", variant->drain, 1, &lost);
+	samples = lw_run(LWZ_ENV, "-z", variant->drain, 1, &lost);
 	TH_LOG("-z no watch: %lld samples, %lld lost", samples, lost);
 	ASSERT_GT(samples, 100);
 	EXPECT_GT(lost, samples) TH_LOG("a late reader lost little without the watch");
@@ -455,7 +457,7 @@ TEST_F_TIMEOUT(rec, late_reader_watched_compressing, 180)
 	 * taken, and the main thread never waited for a compression.
 	 */
 	for (int try = 1; try <= 3; try++) {
-		samples = lw_run("PEVT_RECORD_ZSTD_DELAY_US=100000", "-z", variant->drain, 0, &lost);
+		samples = lw_run(LWZ_ENV, "-z", variant->drain, 0, &lost);
 		TH_LOG("-z watched, try %d: %lld samples, %lld lost", try, samples, lost);
 		ASSERT_GT(samples, 100);
 		if (lost * 50 <= samples + lost)
