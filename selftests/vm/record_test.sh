@@ -530,6 +530,32 @@ fi
 eval "$BUSY" &
 busy=$!
 
+# --backend stock -a: COMM/MMAP2/FORK/EXIT from a dummy tracking event in
+# rings of its own (2 rings a CPU, counted by the workload in its
+# parent's maps; a reader each), the sampling event with no sideband: its
+# rings are written from interrupt context only, and the kernel's wakeup
+# point cannot get ahead of head there (record.md "Sideband in rings of
+# its own").  The file is what it was: one attr, with the tracking bits,
+# no IDENTIFIER.  The workload's exec still arrives.
+PEVT_STAGE_STATS=1 pevt record --backend stock -a -e cpu-clock -F 1000 -o sb.data \
+	-- sh -c 'grep -c "perf_event\]" /proc/$PPID/maps; sleep 0.3; exec true' >sb.out 2>w.err
+rc=$?
+s=$(summary w.err)
+rings=$(head -n1 sb.out)
+ncpu=$(grep -c '^processor' /proc/cpuinfo)
+perf evlist -v -i sb.data >ev.out 2>ev.err
+tr=$(grep -c 'stage cpu [0-9]* tracking:' w.err)
+ex=$(perf script --show-task-events -i sb.data 2>/dev/null | grep -c 'PERF_RECORD_COMM exec: true:')
+if [ $rc = 0 ] && [ "$rings" = $((2 * ncpu)) ] && [ "$tr" = "$ncpu" ] &&
+   [ "$(wc -l <ev.out)" = 1 ] && grep -q '^cpu-clock:.* mmap2: 1' ev.out &&
+   ! grep -q IDENTIFIER ev.out && [ "$ex" -gt 0 ] && quiet ev.err; then
+	ok "--backend stock -a: $rings rings, the sideband's apart ($tr tracking readers), the exec's COMM"
+else
+	notok "--backend stock -a: sideband: rc $rc, $rings rings, $tr tracking readers, $ex exec COMMs"
+	log w.err ev.out ev.err
+fi
+check_read "--backend stock -a, sideband apart" "-i sb.data" "$s" "report --stdio,report --stats"
+
 # No --backend: the pevt backend where /dev/pevt is there.
 for d in write uring threads pin; do
 # kill -9: readable up to the last complete round.

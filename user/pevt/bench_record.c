@@ -446,7 +446,7 @@ static void codec_bytes(struct rec_run *u, const char *file)
 
 /*
  * The readers' lines of a pevt row (PEVT_STAGE_STATS=1, record_stage.c):
- * "[ pevt record: stage cpu C: N chunks, M made by the filler, reader page
+ * "[ pevt record: stage cpu C[ tracking]: N chunks, M made by the filler, reader page
  * faults F, W wakeups, S s CPU[, timed waits (...)] ]".  Whether a slow run had a
  * reader woken for every record (in timed waits since session 38) or was
  * slow all over the guest, the bench could not tell before (session 38).

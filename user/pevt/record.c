@@ -125,15 +125,18 @@ struct rec_event {
 	struct perf_event_attr attr;
 	const char *name;
 	enum pevt_backend backend;
+	bool own_ring;			/* the tracking event, in rings of its own */
+	bool hidden;			/* opened, not in the file (setup_events()) */
 	struct pevt_evsel **evsels;	/* [cpu * nr_threads + thread] */
 	uint64_t *ids;
 	int nr_ids;
 	uint64_t *lost_written;		/* [as evsels]: in LOST_SAMPLES so far */
 };
 
-/* One ring buffer: a CPU's events of one backend. */
+/* One ring buffer: a CPU's events of one backend, or its tracking event. */
 struct rec_buf {
 	int cpu;
+	bool own_ring;			/* the tracking event's */
 	struct pevt_evsel *owner;	/* the mapped evsel */
 	struct pevt_mmap *map;
 	uint64_t bytes;
@@ -942,7 +945,7 @@ static void stages_init(struct record *r)
 
 		r->stages[i] = (struct stage){ .map = r->bufs[i].map, .cpu = r->bufs[i].cpu,
 					       .poll_fd = pevt_evsel__fd(r->bufs[i].owner),
-					       .kick_fd = -1,
+					       .kick_fd = -1, .tracking = r->bufs[i].own_ring,
 					       .wake = a->watermark ? a->wakeup_watermark : 0 };
 	}
 }
@@ -1776,6 +1779,8 @@ static int synth_id_index(struct record *r)
 	if (!ev)
 		return -ENOMEM;
 	for (i = 0; i < r->nr_events && !ret; i++) {
+		if (r->events[i].hidden)
+			continue;
 		for (c = 0; c < r->nr_cpus && !ret; c++) {
 			for (t = 0; t < r->nr_threads && !ret; t++) {
 				ev->e[n].id = r->events[i].ids[c * r->nr_threads + t];
@@ -2043,12 +2048,33 @@ static int setup_events(struct record *r)
 {
 	const struct record_opts *o = r->o;
 	bool task = r->threads[0] != -1;
-	int n = pevt_events__nr(r->evs), extra, i, k;
+	int n = pevt_events__nr(r->evs), extra, hide, i, k;
 	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		      PERF_SAMPLE_PERIOD;
 
-	/* pevt buffers cannot take stock records: track with a stock event. */
-	extra = o->backend == PEVT_BACKEND_DEVICE && r->stock_tracking;
+	/*
+	 * pevt buffers cannot take stock records: track with a stock event.
+	 * The stock backend CPU-wide (-a, -C) tracks with a dummy event too,
+	 * as perf record does there, in rings of its own: a sideband record
+	 * is written in task context, and a sample that interrupts it in
+	 * the same stock ring can leave the kernel's wakeup point ahead of
+	 * head, after which every record wakes the reader (the readers'
+	 * timed waits, record_stage.c; Documentation/record.md, "A wakeup
+	 * for every record").  Rings written only from interrupt context
+	 * never get there.  (Not --overwrite: its rings wake no one.)
+	 *
+	 * With one event of the user's, that dummy is left out of the file
+	 * (hidden): opened with the event's sample_type, no IDENTIFIER, its
+	 * records carry the same sample_id trailer as the event's own would,
+	 * and the file is the one a self-tracking event makes (the event's
+	 * attr there has the dummy's tracking bits; begin_file()).  An
+	 * IDENTIFIER would make every sample 8 bytes longer, and the kernel
+	 * wake the reader of a 1-page ring a fifth more often.
+	 */
+	extra = (o->backend == PEVT_BACKEND_DEVICE && r->stock_tracking) ||
+		(o->backend == PEVT_BACKEND_PERF && !task && !o->overwrite &&
+		 !getenv("PEVT_RECORD_SHARED_TRACKING"));
+	hide = extra && o->backend == PEVT_BACKEND_PERF && n == 1;
 	r->nr_events = n + extra;
 	r->events = calloc(r->nr_events, sizeof(*r->events));
 	if (!r->events)
@@ -2059,7 +2085,7 @@ static int setup_events(struct record *r)
 		st |= PERF_SAMPLE_CALLCHAIN;
 	if (o->call_graph == CG_DWARF)
 		st |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	if (r->nr_events > 1)
+	if (r->nr_events - hide > 1)
 		st |= PERF_SAMPLE_IDENTIFIER;
 	r->sample_type = st;
 	for (i = 0; i < r->nr_events; i++) {
@@ -2086,6 +2112,8 @@ static int setup_events(struct record *r)
 			a->exclude_kernel = 1;
 			e->name = "dummy:u";
 			e->backend = PEVT_BACKEND_PERF;
+			e->own_ring = true;
+			e->hidden = hide;
 		}
 		a->size = sizeof(*a);
 		/* RAW, READ (:S) come after the fields account() reads. */
@@ -2134,8 +2162,9 @@ static int setup_events(struct record *r)
 		}
 		if (o->overwrite)
 			snapshot_config_attr(a, e->backend);
-		if (!a->wakeup_events)
-			pin_watermark(o, a);	/* after every sample_type bit */
+		/* after every sample_type bit; not sideband, whose sizes vary */
+		if (!a->wakeup_events && !e->own_ring)
+			pin_watermark(o, a);
 		e->evsels = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->evsels));
 		e->ids = calloc(r->nr_cpus * r->nr_threads, sizeof(*e->ids));
 		if (!e->evsels || !e->ids)
@@ -2152,13 +2181,13 @@ static int setup_events(struct record *r)
 	return 0;
 }
 
-static struct rec_buf *buf_of(struct record *r, int cpu, enum pevt_backend be)
+static struct rec_buf *buf_of(struct record *r, int cpu, const struct rec_event *e)
 {
 	int i;
 
 	for (i = 0; i < r->nr_bufs; i++)
-		if (r->bufs[i].cpu == cpu &&
-		    pevt_evsel__backend(r->bufs[i].owner) == be)
+		if (r->bufs[i].cpu == cpu && r->bufs[i].own_ring == e->own_ring &&
+		    pevt_evsel__backend(r->bufs[i].owner) == e->backend)
 			return &r->bufs[i];
 	return NULL;
 }
@@ -2231,7 +2260,7 @@ retry:
 				}
 				e->evsels[k] = ev;
 				pevt_evsel__id(ev, &e->ids[k]);
-				b = buf_of(r, r->cpus[c], e->backend);
+				b = buf_of(r, r->cpus[c], e);
 				if (b) {
 					ret = pevt_evsel__set_output(ev, b->owner);
 					if (ret) {
@@ -2257,6 +2286,7 @@ retry:
 						return ret;
 					}
 					b->cpu = r->cpus[c];
+					b->own_ring = e->own_ring;
 					b->owner = ev;
 					r->nr_bufs++;
 				}
@@ -3076,6 +3106,21 @@ static int open_output(struct record *r)
 }
 
 /*
+ * The file's attr of the one event whose tracking a hidden dummy does
+ * (setup_events()): the dummy's tracking bits, as if the event tracked
+ * itself, which is how its records read.
+ */
+static void tracking_bits(struct perf_event_attr *a, const struct perf_event_attr *dummy)
+{
+	a->mmap = dummy->mmap;
+	a->mmap2 = dummy->mmap2;
+	a->comm = dummy->comm;
+	a->comm_exec = dummy->comm_exec;
+	a->task = dummy->task;
+	a->mmap_data = dummy->mmap_data;
+}
+
+/*
  * A new output file up to its first round: attrs, features known before
  * the data, the synthesized state of the targets, FINISHED_INIT.  The
  * drain is made for it (io_uring registers the file).  0, or -1 with a
@@ -3094,7 +3139,13 @@ static int begin_file(struct record *r)
 	if (!r->w)
 		return -1;
 	for (i = 0; i < r->nr_events; i++) {
-		if (pevt_data_writer__add_attr(r->w, &r->events[i].attr, r->events[i].name,
+		struct perf_event_attr a = r->events[i].attr;
+
+		if (r->events[i].hidden)
+			continue;
+		if (!i && r->events[r->nr_events - 1].hidden)
+			tracking_bits(&a, &r->events[r->nr_events - 1].attr);
+		if (pevt_data_writer__add_attr(r->w, &a, r->events[i].name,
 					       r->events[i].ids, r->events[i].nr_ids))
 			return -1;
 	}

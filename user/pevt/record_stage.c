@@ -353,6 +353,7 @@ static double thread_usage(long *faults, long *switches)
  * hang-up is seen at the next wakeup (Documentation/record.md, "A wakeup
  * for every record").
  */
+#define STAGE_POLL_MS		1000
 #define STAGE_WINDOW		64u
 #define STAGE_THIN		48u
 #define STAGE_RATE_NS		10000000ull	/* the rate's step */
@@ -379,8 +380,16 @@ static int reader_wait(struct stage *st, struct pollfd *p)
 	struct timespec ts;
 	int r;
 
+	/*
+	 * A ring's wakeup, or the main thread's kick (a round's ask, the
+	 * stop).  The timeout is a last resort only: a round asks every
+	 * reader whose ring holds data every ROUND_NS, and the main
+	 * thread's watch takes a ring its reader left late.  It was 50 ms
+	 * until 2026-12-07: an idle ring's reader (the stock backend's
+	 * tracking rings) woke 20 times a second for nothing.
+	 */
 	if (!st->timed)
-		return poll(p, 2, 50);
+		return poll(p, 2, STAGE_POLL_MS);
 	if (ns < STAGE_TIMED_MIN_NS)
 		ns = STAGE_TIMED_MIN_NS;
 	if (ns > STAGE_TIMED_MAX_NS)
@@ -641,8 +650,8 @@ void stage_set__stop(struct stage_set *ss)
 		stage_stop_one(st);
 		/* Tests: what each reader cost in chunks and page faults. */
 		if (ran && stats && *stats == '1')
-			fprintf(stderr, "[ pevt record: stage cpu %d: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups, %.3f s CPU, %ld context switches%s ]\n",
-				st->cpu, LOAD(&st->nr_chunks), st->filler_made, st->faults,
+			fprintf(stderr, "[ pevt record: stage cpu %d%s: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups, %.3f s CPU, %ld context switches%s ]\n",
+				st->cpu, st->tracking ? " tracking" : "", LOAD(&st->nr_chunks), st->filler_made, st->faults,
 				st->wakeups, st->cpu_s, st->switches,
 				st->timed ? ", timed waits (a wakeup for every record)" : "");
 	}
@@ -660,11 +669,19 @@ void stage_set__sync(struct stage_set *ss)
 		fill_main(&ss->st[i]);
 	if (ss->help)
 		return;
-	/* Else each reader takes its own, asked and waited for. */
+	/*
+	 * Else each reader takes its own, asked and waited for; not one
+	 * whose ring is empty now (a tracking event's, most of the time):
+	 * what comes after this belongs to the next round anyway, and a
+	 * reader stores data_tail after it has published what it took.  A
+	 * wakeup costs an idle reader some 1 ms of CPU in a TCG guest at
+	 * cpu-clock 100 kHz -a (the sampling interrupts that land in it).
+	 */
 	for (i = 0; i < ss->nr; i++) {
 		struct stage *st = &ss->st[i];
 
-		if (reader_off(st))
+		if (reader_off(st) || pevt_mmap__read_head(st->map) ==
+		    LOAD(&pevt_mmap__control(st->map)->data_tail))
 			continue;
 		STORE(&st->want, st->want + 1);
 		kick(st->kick_fd);

@@ -107,6 +107,7 @@ struct stage {
 	int cpu;
 	int poll_fd;			/* the buffer's event fd */
 	uint64_t wake;			/* the kernel wakes the reader past this (0: half) */
+	bool tracking;			/* a tracking event's ring (sideband only) */
 
 	struct stage_set *set;
 	pthread_t thread;
