@@ -1187,6 +1187,20 @@ TEST_F(rec, all_cpus_stock_sideband_own_rings)
 	EXPECT_STREQ(o.out, q.out);
 	out_free(&o);
 	out_free(&q);
+	/* Two events: IDENTIFIER in every record anyway; the dummy in the file, as perf's. */
+	run(&o, "%s record --backend stock --drain=%s -e cpu-clock -e task-clock -F 2000 -a -m 1 "
+	    "-o sb2.data -- sh -c 'sleep 0.3; exec /bin/true'", pevt_bin, variant->drain);
+	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+	samples = rec_summary(o.err, &lost);
+	out_free(&o);
+	run(&o, "{ perf evlist -v -i sb2.data | grep -c ' mmap2: 1'; perf evlist -v -i sb2.data | "
+	    "grep -c '^dummy:u: .* mmap2: 1'; perf evlist -v -i sb2.data | grep -c IDENTIFIER; }");
+	EXPECT_STREQ("1\n1\n3\n", o.out) TH_LOG("tracking, by the dummy, IDENTIFIER: %s", o.out);
+	out_free(&o);
+	run(&o, "perf script --show-task-events -i sb2.data | grep -c 'PERF_RECORD_COMM exec: true:'");
+	EXPECT_LT(0, atoi(o.out)) TH_LOG("no exec COMM of the workload");
+	out_free(&o);
+	check_read_lost(_metadata, "sb2.data", samples, lost);
 }
 
 /*

@@ -536,7 +536,7 @@ busy=$!
 # rings are written from interrupt context only, and the kernel's wakeup
 # point cannot get ahead of head there (record.md "Sideband in rings of
 # its own").  The file is what it was: one attr, with the tracking bits,
-# no IDENTIFIER.  The workload's exec still arrives.
+# no IDENTIFIER.  The workload's exec (of sh, by pevt record's child) still arrives.
 PEVT_STAGE_STATS=1 pevt record --backend stock -a -e cpu-clock -F 1000 -o sb.data \
 	-- sh -c 'grep -c "perf_event\]" /proc/$PPID/maps; sleep 0.3; exec true' >sb.out 2>w.err
 rc=$?
@@ -545,7 +545,7 @@ rings=$(head -n1 sb.out)
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 perf evlist -v -i sb.data >ev.out 2>ev.err
 tr=$(grep -c 'stage cpu [0-9]* tracking:' w.err)
-ex=$(perf script --show-task-events -i sb.data 2>/dev/null | grep -c 'PERF_RECORD_COMM exec: true:')
+ex=$(perf script --show-task-events -i sb.data 2>/dev/null | grep -c 'PERF_RECORD_COMM exec: sh:')
 if [ $rc = 0 ] && [ "$rings" = $((2 * ncpu)) ] && [ "$tr" = "$ncpu" ] &&
    [ "$(wc -l <ev.out)" = 1 ] && grep -q '^cpu-clock:.* mmap2: 1' ev.out &&
    ! grep -q IDENTIFIER ev.out && [ "$ex" -gt 0 ] && quiet ev.err; then
