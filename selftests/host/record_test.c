@@ -1092,9 +1092,11 @@ TEST_F(rec, all_cpus_disabled_at_end)
 /*
  * An idle ring's reader is not woken for nothing: a round asks no reader
  * whose ring is empty, and a reader's poll times out after 1 s.  A 1 s
- * recording of an idle machine: each tracking reader woken a few times
- * (at most 8 here; 0-3 seen).  Until 2026-12-07 every round (100 ms)
- * and every 50 ms poll timeout woke it: some 30.
+ * recording: each tracking reader's wakeups that took nothing, at most 4
+ * (0-1 seen).  Until 2026-12-07 every round (100 ms) and every 50 ms
+ * poll timeout woke it (mutations: the 50 ms poll 13-21, empty rings
+ * asked 9-11).  (Its wakeups in all depend on the sideband of the whole
+ * machine: 2-3 on an idle host, 10-28 beside a CI run.)
  */
 static void idle_tracking_readers(struct __test_metadata *_metadata)
 {
@@ -1110,9 +1112,9 @@ static void idle_tracking_readers(struct __test_metadata *_metadata)
 		ASSERT_NE(NULL, end);
 		if (!(strstr(p, " tracking:") && strstr(p, " tracking:") < end))
 			continue;
-		w = count_before(p, end, " wakeups");
+		w = count_before(p, end, " wakeups took nothing");
 		TH_LOG("idle: %.*s", (int)(end - p), p);
-		EXPECT_TRUE(w >= 0 && w <= 8) TH_LOG("a tracking reader woken %lld times in 1 s", w);
+		EXPECT_TRUE(w >= 0 && w <= 4) TH_LOG("a tracking reader woken %lld times for nothing in 1 s", w);
 	}
 	out_free(&o);
 }

@@ -491,6 +491,7 @@ static void *reader_run(void *arg)
 		want = LOAD(&st->want);		/* asked before the fill that answers it */
 		before = LOAD(&st->staged);
 		fill_reader(st);
+		st->empty += LOAD(&st->staged) == before;
 		reader_account(st, p[0].revents & POLLIN, LOAD(&st->staged) - before);
 		if (want != st->took) {
 			STORE(&st->took, want);
@@ -650,9 +651,9 @@ void stage_set__stop(struct stage_set *ss)
 		stage_stop_one(st);
 		/* Tests: what each reader cost in chunks and page faults. */
 		if (ran && stats && *stats == '1')
-			fprintf(stderr, "[ pevt record: stage cpu %d%s: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups, %.3f s CPU, %ld context switches%s ]\n",
+			fprintf(stderr, "[ pevt record: stage cpu %d%s: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups, %.3f s CPU, %ld context switches, %u wakeups took nothing%s ]\n",
 				st->cpu, st->tracking ? " tracking" : "", LOAD(&st->nr_chunks), st->filler_made, st->faults,
-				st->wakeups, st->cpu_s, st->switches,
+				st->wakeups, st->cpu_s, st->switches, st->empty,
 				st->timed ? ", timed waits (a wakeup for every record)" : "");
 	}
 	if (ss->wake_fd >= 0)

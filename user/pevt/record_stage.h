@@ -123,6 +123,7 @@ struct stage {
 	long switches;			/* ... and its context switches */
 	/* the reader's timed mode (reader_run()) */
 	unsigned int wakeups;		/* the reader's (PEVT_STAGE_STATS) */
+	unsigned int empty;		/* ... that took nothing */
 	unsigned int woke, thin;	/* ring wakeups of this window, and thin ones */
 	bool timed;			/* the kernel wakes on every record: timed waits */
 	uint64_t r_ns, r_staged;	/* the rate's last sample */
