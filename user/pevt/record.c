@@ -1100,7 +1100,6 @@ static int zq_start(struct record *r)
 	pthread_mutex_init(&q->wlock, NULL);
 	pthread_cond_init(&q->more, NULL);
 	pthread_cond_init(&q->idle, NULL);
-	zq_seen(r);
 	err = pthread_create(&q->thread, NULL, zq_run, r);
 	if (err) {
 		p_err("-z: cannot start the compressing thread: %s", strerror(err));
@@ -3479,6 +3478,9 @@ static int go_realtime(struct record *r)
 		return 0;
 	err = sched_setscheduler(0, SCHED_FIFO, &sp) ? -errno :
 	      r->drain ? drain__realtime(r->drain, r->o->rt_prio) : 0;
+	/* the compressing thread, started before the file, at the main thread's */
+	if (!err && r->zq.on)
+		err = -pthread_setschedparam(r->zq.thread, SCHED_FIFO, &sp);
 	if (!err)
 		return 0;
 	p_err("-r %d: cannot run SCHED_FIFO: %s", r->o->rt_prio, strerror(-err));
@@ -3673,15 +3675,29 @@ int do_record(int argc, char **argv)
 	r.files = (struct switch_files){ .path = o.output ? o.output : "perf.data",
 					 .max_files = o.sw.max_files };
 	r.track_comms = o.sw.on;
-	if (begin_file(&r))
-		goto write_error;
-	if (o.sw.secs)
-		r.next_switch = now_ns() + o.sw.secs * 1000000000ull;
-
+	/*
+	 * The recorder's threads before the file: with -a they are sampled
+	 * like any other, and the file's synthesized state (from /proc)
+	 * names them.  Started after it (until 2026-12-07), the readers and
+	 * the compressing thread had no COMM in the file: perf report
+	 * showed their samples under ":TID" (a third of a 6.1 guest's at
+	 * -F 100000 -a -m 1).  The events are not enabled yet: the rings
+	 * stay empty until start_targets().
+	 */
 	if (o.pin_readers && start_readers(&r)) {
 		code = 1;
 		goto out;
 	}
+	if (zq_start(&r)) {
+		code = 1;
+		goto out;
+	}
+	if (begin_file(&r))
+		goto write_error;
+	zq_seen(&r);
+	if (o.sw.secs)
+		r.next_switch = now_ns() + o.sw.secs * 1000000000ull;
+
 	ret = start_targets(&r, err_fd, !samples_before_exec(&r));
 	if (ret) {
 		code = ret;
@@ -3689,7 +3705,7 @@ int do_record(int argc, char **argv)
 	}
 	r.started = true;
 
-	if (go_realtime(&r) || zq_start(&r)) {
+	if (go_realtime(&r)) {
 		code = 1;
 		goto out;
 	}
