@@ -947,7 +947,7 @@ TEST_F(rec, compressed_slow_cpu)
  */
 TEST_F_TIMEOUT(rec, pin_wakes_late_on_small_rings, 60)
 {
-	long long samples, lost = -1, wakeups = 0, takes = -1;
+	long long samples, lost = -1, wakeups = 0, takes = -1, sleeps, timed_out, kicked;
 	long page = sysconf(_SC_PAGESIZE);
 	const char *p, *end;
 	char want[64];
@@ -969,11 +969,19 @@ TEST_F_TIMEOUT(rec, pin_wakes_late_on_small_rings, 60)
 	ASSERT_NE(NULL, p) TH_LOG("%s", o.err);
 	end = strchr(p, ']');
 	takes = count_before(p, end, " rings taken by the watch");
+	/* the main thread's sleeps, and what ended them: the watch's timeout mostly */
+	sleeps = count_before(p, end, " sleeps (");
+	timed_out = count_before(p, end, " timed out");
+	kicked = count_before(p, end, " kicked)");
 	samples = rec_summary(o.err, &lost);
+	TH_LOG("%.*s", (int)(end - p), p);
 	out_free(&o);
 	TH_LOG("%lld samples (%lld lost), %lld reader wakeups (%.0f bytes a wakeup), "
 	       "%lld rings taken by the watch", samples, lost, wakeups,
 	       wakeups ? samples * 48.0 / wakeups : 0, takes);
+	EXPECT_LT(0, timed_out);
+	EXPECT_LE(timed_out, sleeps);
+	EXPECT_TRUE(kicked >= 0 && kicked <= sleeps);
 	ASSERT_LT(10000, samples);
 	ASSERT_LT(0, wakeups);
 	EXPECT_GT(samples * 48, wakeups * 2600);

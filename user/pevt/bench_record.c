@@ -51,6 +51,7 @@ struct rec_run {
 	double main_cpu;		/* the main thread's CPU time, -1 when not told */
 	long main_switches;		/* ... its context switches */
 	unsigned int watch_takes;	/* rings its watch took from late readers */
+	unsigned int main_sleeps;	/* the main thread's sleeps */
 };
 
 #define MAX_REPS	15
@@ -451,7 +452,8 @@ static void codec_bytes(struct rec_run *u, const char *file)
  * reader woken for every record (in timed waits since session 38) or was
  * slow all over the guest, the bench could not tell before (session 38).
  * And the main thread's: "[ pevt record: main thread: S s CPU, N context
- * switches, T rings taken by the watch ]".
+ * switches, T rings taken by the watch, S sleeps (...), W waits for a
+ * round's answer ]".
  */
 static void reader_stats(struct rec_run *u, const char *errf)
 {
@@ -465,8 +467,9 @@ static void reader_stats(struct rec_run *u, const char *errf)
 	u->readers = u->timed_readers = 0;
 	while (fgets(line, sizeof(line), f)) {
 		p = strstr(line, "[ pevt record: main thread: ");
-		if (p && sscanf(p + 28, "%lf s CPU, %ld context switches, %u rings taken",
-				&u->main_cpu, &u->main_switches, &u->watch_takes) == 3)
+		if (p && sscanf(p + 28, "%lf s CPU, %ld context switches, %u rings taken by the "
+				"watch, %u sleeps", &u->main_cpu, &u->main_switches, &u->watch_takes,
+				&u->main_sleeps) >= 3)
 			continue;
 		p = strstr(line, "[ pevt record: stage cpu ");
 		if (!p || !(p = strchr(p + 25, ':')) ||
@@ -1072,8 +1075,9 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 			",\"reader_made_chunks\":%" PRIu64 ",\"reader_cpu_s\":%.3f", u->readers,
 			u->timed_readers, u->reader_wakeups, u->reader_chunks, u->reader_cpu);
 	if (u->main_cpu >= 0)
-		fprintf(jf, ",\"main_cpu_s\":%.3f,\"main_switches\":%ld,\"watch_takes\":%u",
-			u->main_cpu, u->main_switches, u->watch_takes);
+		fprintf(jf, ",\"main_cpu_s\":%.3f,\"main_switches\":%ld,\"watch_takes\":%u,"
+			"\"main_sleeps\":%u", u->main_cpu, u->main_switches, u->watch_takes,
+			u->main_sleeps);
 	fprintf(jf, "}");
 }
 

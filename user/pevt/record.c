@@ -2742,7 +2742,7 @@ static int record_loop(struct record *r, int sfd)
 		ts.tv_nsec = watch % 1000000000ull;
 		i = ppoll(pfd, nfd, &ts, NULL);
 		if (r->stages)
-			stage_set__sleep_end(&r->stage_set);
+			stage_set__sleep_end(&r->stage_set, i == 0);
 		if (i < 0 && errno != EINTR) {
 			ret = -errno;
 			break;

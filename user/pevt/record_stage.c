@@ -640,8 +640,11 @@ void stage_set__stop(struct stage_set *ss)
 	/* Tests and the bench: the main thread's part (it calls this), once. */
 	if (ss->nr && ss->st[0].started && stats && *stats == '1') {
 		cpu = thread_usage(&faults, &switches);
-		fprintf(stderr, "[ pevt record: main thread: %.3f s CPU, %ld context switches, %u rings taken by the watch ]\n",
-			cpu, switches, ss->watch_takes);
+		fprintf(stderr, "[ pevt record: main thread: %.3f s CPU, %ld context switches, "
+			"%u rings taken by the watch, %u sleeps (%u timed out, %u kicked), "
+			"%u waits for a round's answer ]\n",
+			cpu, switches, ss->watch_takes, ss->sleeps, ss->sleeps_timed_out,
+			ss->sleeps_kicked, ss->round_waits);
 	}
 	STORE(&ss->stop, true);
 	for (i = 0; i < ss->nr; i++) {
@@ -706,6 +709,7 @@ void stage_set__sync(struct stage_set *ss)
 			 */
 			if (waits++ && !ss->no_watch && fill_try(st))
 				break;
+			ss->round_waits++;
 			/* PEVT_STAGE_NO_WATCH: the 10 ms steps of before the watch */
 			futex_wait(&st->took, took, ss->no_watch ? 10000000 : STAGE_WATCH_MIN_NS * 2);
 		}
@@ -800,17 +804,18 @@ bool stage_set__sleep_begin(struct stage_set *ss)
 			__atomic_store_n(&ss->sleeping, false, __ATOMIC_SEQ_CST);
 			return false;
 		}
+	ss->sleeps++;
 	return true;
 }
 
-void stage_set__sleep_end(struct stage_set *ss)
+void stage_set__sleep_end(struct stage_set *ss, bool timed_out)
 {
 	uint64_t v;
 
 	__atomic_store_n(&ss->sleeping, false, __ATOMIC_SEQ_CST);
-	if (read(ss->wake_fd, &v, sizeof(v)) < 0) {
-		/* nothing was kicked */
-	}
+	ss->sleeps_timed_out += timed_out;
+	if (read(ss->wake_fd, &v, sizeof(v)) == sizeof(v))
+		ss->sleeps_kicked++;
 }
 
 uint64_t stage__pending(const struct stage *st)

@@ -165,6 +165,11 @@ struct stage_set {
 	unsigned int hold_us;		/* PEVT_STAGE_MAIN_HOLD_US (tests): the first watch
 					   holds the last ring this long, its reader woken */
 	unsigned int watch_takes;	/* rings the watch found past their wakeup point and took */
+	/* the main thread's sleeps (PEVT_STAGE_STATS=1): what ended them */
+	unsigned int sleeps;		/* stage_set__sleep_begin() that let it sleep */
+	unsigned int sleeps_timed_out;	/* ended by the watch's timeout */
+	unsigned int sleeps_kicked;	/* ended by a reader's kick */
+	unsigned int round_waits;	/* a round's ask not answered at once: waited */
 };
 
 /*
@@ -204,10 +209,11 @@ int stage_set__fd(const struct stage_set *ss);
 /*
  * The main thread goes to sleep: true if it may (no stage has
  * @kick_bytes to write, no reader has ended since the last look);
- * stage_set__sleep_end() after the poll, whatever it returned.
+ * stage_set__sleep_end() after the poll, whatever it returned
+ * (@timed_out: the poll returned 0), which counts why it woke.
  */
 bool stage_set__sleep_begin(struct stage_set *ss);
-void stage_set__sleep_end(struct stage_set *ss);
+void stage_set__sleep_end(struct stage_set *ss, bool timed_out);
 
 /* Bytes staged and not consumed yet. */
 uint64_t stage__pending(const struct stage *st);
