@@ -556,6 +556,32 @@ else
 fi
 check_read "--backend stock -a, sideband apart" "-i sb.data" "$s" "report --stdio,report --stats"
 
+# -a samples the recorder too: its file names every thread the recorder
+# has while the workload runs (readers, the -z compressing thread), as
+# perf's does.  Until 2026-12-07 the readers and the compressing thread
+# started after the synthesized state: perf report said ":TID" for them.
+for b in pevt stock; do
+	if [ $b = pevt ] && [ ! -e /dev/pevt ]; then
+		skip "-a: the recorder's threads named, --backend pevt" "no /dev/pevt"
+		continue
+	fi
+	pevt record --backend $b -a -z -e cpu-clock -F 1000 -o tn.data \
+		-- sh -c 'ls /proc/$PPID/task' >tn.out 2>w.err
+	rc=$?
+	perf script --show-task-events -i tn.data >tn.script 2>tn.err
+	tids=0 named=0
+	for t in $(cat tn.out); do
+		tids=$((tids + 1))
+		grep -q "PERF_RECORD_COMM: .*/$t\$" tn.script && named=$((named + 1))
+	done
+	if [ $rc = 0 ] && [ $tids -gt $ncpu ] && [ $named = $tids ] && quiet tn.err; then
+		ok "-a --backend $b -z: the recorder's $tids threads named in the file"
+	else
+		notok "-a --backend $b -z: rc $rc, $named of the recorder's $tids threads named"
+		log w.err tn.out tn.err
+	fi
+done
+
 # No --backend: the pevt backend where /dev/pevt is there.
 for d in write uring threads pin; do
 # kill -9: readable up to the last complete round.
