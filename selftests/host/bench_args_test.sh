@@ -7,7 +7,8 @@
 # a word), each once; a bad page count or drain is refused with a message
 # naming it, before anything runs.  And one small run (8): each row's
 # second run comes in the reverse order of the first, and the JSON has
-# every pin run's reader counts (PEVT_STAGE_STATS lines, parsed).
+# every pin run's reader counts (PEVT_STAGE_STATS lines, parsed); (10)
+# a cpu-clock -a run counts the recorder's own samples in each file.
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -18,7 +19,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$top/selftests/host/tap.sh"
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 cd "$tmp"
 # Backends: stock, and pevt where /dev/pevt exists (as the bench decides).
 nb=1
@@ -146,6 +147,37 @@ else
 	else
 		grep '^bad' zrows | cut -c1-600 | sed 's/^/# /'; cat zout | sed 's/^/# /'
 		nok "bench run -z: $nz -z rows, $nbad without their counts"
+	fi
+fi
+# 10: workload cpu-clock (-a): each run counts the samples of the recorder
+# itself (the workload's parent, as the workload tells), at most what it
+# kept, some in all (-F 20000: the readers alone take ms), and the ratio
+# table shows the own share of the pevt row and of perf's best mode.
+if ! command -v perf >/dev/null; then
+	skip "bench run cpu-clock: the recorder's own samples" "no perf here"
+elif ! perf stat -a -e cpu-clock -- true >/dev/null 2>&1; then
+	skip "bench run cpu-clock: the recorder's own samples" "perf_event_open -a refused here"
+elif ! "$pevt" bench record workload cpu-clock calls 30000000 freq 20000 pages 1 drains pin \
+	json c.json > cout 2> err; then
+	sed 's/^/# /' err | tail -n 20; nok "bench run cpu-clock: exit $?"
+else
+	grep -o '{"exit":[^}]*}' c.json > cruns
+	nr=$(wc -l < cruns)
+	bad=$(awk '{ k = -1; o = -1
+		if (match($0, /"kept":[0-9]+/)) k = substr($0, RSTART + 7, RLENGTH - 7) + 0
+		if (match($0, /"own_samples":[0-9]+/)) o = substr($0, RSTART + 14, RLENGTH - 14) + 0
+		if (o < 0 || o > k) n++ } END { print n + 0 }' cruns)
+	own=$(grep -o '"own_samples":[0-9]*' cruns | awk -F: '{ s += $2 } END { print s + 0 }')
+	# the workload names its parent, the recorder (a shell here)
+	sh -c "\"$pevt\" bench record-loop spin 1000 loop.cpu; echo \$\$" > sh.pid
+	read -r _ ppid < loop.cpu
+	if [ "$nr" -ge 4 ] && [ "$bad" -eq 0 ] && [ "$own" -gt 0 ] &&
+	   [ -n "$ppid" ] && [ "$ppid" = "$(cat sh.pid)" ] &&
+	   grep -q "own % pevt/perf" cout && grep -q '"own_pct":' c.json; then
+		ok "bench run cpu-clock: $nr runs, $own of their samples the recorders' own"
+	else
+		sed 's/^/# /' cout cruns
+		nok "bench run cpu-clock: $nr runs, $bad without a sane own count, $own own samples, the workload's parent '$ppid' (the shell: $(cat sh.pid))"
 	fi
 fi
 exit $failed

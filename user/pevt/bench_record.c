@@ -52,6 +52,8 @@ struct rec_run {
 	long main_switches;		/* ... its context switches */
 	unsigned int watch_takes;	/* rings its watch took from late readers */
 	unsigned int main_sleeps;	/* the main thread's sleeps */
+	pid_t rec_pid;			/* the recorder (the workload's parent), 0: not told */
+	uint64_t own;			/* samples of the recorder's own threads */
 };
 
 #define MAX_REPS	15
@@ -77,6 +79,7 @@ struct rec_row {
 	double codec;			/* -z rows: zin / zout, median of the runs */
 	double zrec_kib;		/* -z rows: zin / znr in KiB, median of the runs */
 	double zper_sample;		/* -z rows: zout / kept, median of the runs */
+	double own_pct;			/* the recorder's own samples, % of kept (median) */
 	double wall, cpu, lost_pct;
 	struct rec_run runs[MAX_REPS];
 };
@@ -163,12 +166,16 @@ static double tv_s(struct timeval tv)
 	return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/*
+ * The workload's CPU time, and its parent's pid: the recorder, whose own
+ * samples the bench counts in the file (count_samples()).
+ */
 static void write_cpu(const char *file, double cpu)
 {
 	FILE *f = fopen(file, "w");
 
 	if (f) {
-		fprintf(f, "%.6f\n", cpu);
+		fprintf(f, "%.6f %d\n", cpu, (int)getppid());
 		fclose(f);
 	}
 }
@@ -308,15 +315,17 @@ static int64_t kernel_lost_of(const char *file)
 
 /*
  * Without sequence numbers: kept = the samples in @file (perf script, one
- * line each), and the sum of its LOST records ("TID PERF_RECORD_LOST lost
- * N" lines).
+ * line each), and the sum of its LOST records ("PID PERF_RECORD_LOST lost
+ * N" lines).  And the samples of the recorder itself (PID r->rec_pid):
+ * cpu-clock -a samples it like any task, and what it samples of itself
+ * it writes too (Documentation/record.md, "Whose samples").
  */
 static int count_samples(struct rec_run *r, const char *file)
 {
 	char cmd[512], line[512];
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "perf script -F tid --show-lost-events -i %s 2>/dev/null", file);
+	snprintf(cmd, sizeof(cmd), "perf script -F pid --show-lost-events -i %s 2>/dev/null", file);
 	p = popen(cmd, "r");
 	if (!p)
 		return -errno;
@@ -324,10 +333,12 @@ static int count_samples(struct rec_run *r, const char *file)
 		unsigned long long s;
 		char *q = strstr(line, "PERF_RECORD_LOST lost ");
 
-		if (q && sscanf(q, "PERF_RECORD_LOST lost %llu", &s) == 1)
+		if (q && sscanf(q, "PERF_RECORD_LOST lost %llu", &s) == 1) {
 			r->lost_recs += s;
-		else if (!strstr(line, "PERF_RECORD_"))
+		} else if (!strstr(line, "PERF_RECORD_")) {
 			r->kept++;
+			r->own += r->rec_pid > 0 && atoi(line) == r->rec_pid;
+		}
 	}
 	pclose(p);
 	return 0;
@@ -526,8 +537,10 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	u->wall = (t1.tv_sec - t0.tv_sec) + (t1.tv_usec - t0.tv_usec) / 1e6;
 	f = fopen(cpuf, "r");
 	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			loop_cpu = atof(buf);
+		int ppid = 0;
+
+		if (fgets(buf, sizeof(buf), f) && sscanf(buf, "%lf %d", &loop_cpu, &ppid) >= 1)
+			u->rec_pid = ppid;
 		fclose(f);
 	}
 	u->cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime) - loop_cpu;
@@ -596,6 +609,7 @@ static void row_medians(struct rec_row *r, const struct workload *w)
 	r->codec = MED_RATIO(zin, zout);
 	r->zrec_kib = MED_RATIO(zin, znr) / 1024;
 	r->zper_sample = MED_RATIO(zout, kept);
+	r->own_pct = 100 * MED_RATIO(own, kept);
 #undef MED_RATIO
 	for (i = k = 0; i < n; i++)
 		if (r->runs[i].kernel_lost >= 0)
@@ -650,16 +664,20 @@ static void print_ratios(const struct rec_row *rows, int nr)
 {
 	int i;
 
-	printf("\n%-26s %-26s %12s %12s %14s\n", "pevt row", "perf's best mode", "lost ratio",
-	       "cpu ratio", "cpu/kept ratio");
+	printf("\n%-26s %-26s %12s %12s %14s %16s\n", "pevt row", "perf's best mode", "lost ratio",
+	       "cpu ratio", "cpu/kept ratio", "own % pevt/perf");
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i], *b;
 
 		if (r->perf || r->status || !(b = best_perf(rows, nr, r->pages)))
 			continue;
-		printf("%-26s %-26s %12.3f %12.3f %14.3f\n", r->name, b->name,
+		printf("%-26s %-26s %12.3f %12.3f %14.3f", r->name, b->name,
 		       ratio(r->lost_pct, b->lost_pct), ratio(r->cpu, b->cpu),
 		       ratio(cpu_per_kept(r), cpu_per_kept(b)));
+		if (r->seq)
+			printf(" %16s\n", "-");
+		else
+			printf(" %7.1f / %-6.1f\n", r->own_pct, b->own_pct);
 	}
 }
 
@@ -1021,7 +1039,8 @@ static int do_bench_record_help(void)
 		"k + 1 of every row in the reverse order); the readers of the pin rows,\n"
 		"run by run (wakeups, timed waits, chunks they made);\n"
 		"then each pevt row's loss, CPU time and CPU time per sample kept as\n"
-		"ratios to perf's best mode at the same P.\n"
+		"ratios to perf's best mode at the same P, and (cpu-clock, build) the\n"
+		"share of what each kept that is the recorder's own samples.\n"
 		"  syscalls   raw_syscalls:sys_enter -c 1 of N getppid() calls (default\n"
 		"             200000), each sample numbered: exact loss and duplicates\n"
 		"  cpu-clock  -e cpu-clock -F HZ -a (default HZ: perf_event_max_sample_rate\n"
@@ -1074,6 +1093,8 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 		fprintf(jf, ",\"readers\":%d,\"timed_readers\":%d,\"reader_wakeups\":%" PRIu64
 			",\"reader_made_chunks\":%" PRIu64 ",\"reader_cpu_s\":%.3f", u->readers,
 			u->timed_readers, u->reader_wakeups, u->reader_chunks, u->reader_cpu);
+	if (!r->seq && u->rec_pid > 0)
+		fprintf(jf, ",\"own_samples\":%" PRIu64, u->own);
 	if (u->main_cpu >= 0)
 		fprintf(jf, ",\"main_cpu_s\":%.3f,\"main_switches\":%ld,\"watch_takes\":%u,"
 			"\"main_sleeps\":%u", u->main_cpu, u->main_switches, u->watch_takes,
@@ -1369,6 +1390,8 @@ int bench_record(int argc, char **argv)
 			else
 				fprintf(jf, ",\"kernel_lost\":null");
 			fprintf(jf, ",\"lost_records_sum\":%" PRIu64, r->lost_recs);
+			if (!r->seq)
+				json_num(jf, "own_pct", r->own_pct);
 			if (r->z) {
 				const struct rec_row *pz = perf_z(rows, nr, r->pages, r->rt);
 
