@@ -1270,7 +1270,6 @@ TEST_F(rec, all_cpus_recorder_threads_named)
 	}
 }
 
-
 /*
  * kill -9: no features, but every complete round is readable. Without
  * EVENT_DESC a reader names the events from their attrs: pevt report
