@@ -113,7 +113,9 @@ fi
 
 # 9: z yes: each -z run counts its COMPRESSED records, each -z row gives
 # the KiB a record holds and the COMPRESSED bytes per sample kept (the
-# run's compressed_records_bytes over kept, reps 1), pevt's over perf's.
+# run's compressed_records_bytes over kept, reps 1), pevt's over perf's;
+# each pevt -z run has its compressing thread's CPU time (JSON and the
+# main thread's table), and no run without -z has one.
 if ! command -v perf >/dev/null; then
 	skip "bench run -z: records, bytes per sample" "no perf here"
 elif ! perf stat -e task-clock -- true >/dev/null 2>&1; then
@@ -142,11 +144,22 @@ else
 		}
 		END { print n, bad }' > zchk 2> zrows
 	read -r nz nbad < zchk
-	if [ "${nz:-0}" -ge 2 ] && [ "$nbad" -eq 0 ]; then
-		ok "bench run -z: $nz -z rows with records, KiB a record, bytes per sample"
+	# pevt's -z runs, those with the thread's CPU; runs with it and no -z
+	sed 's/{"recorder":/\n&/g' z.json | grep '^{"recorder":"pevt ' > zpevt
+	zr=$(grep '"compressed":true' zpevt | grep -o '{"exit":[^}]*}' | wc -l)
+	zt=$(grep '"compressed":true' zpevt | grep -o '"z_thread_cpu_s":[0-9.]*' | wc -l)
+	zn=$(grep -v '"compressed":true' zpevt | grep -c '"z_thread_cpu_s"')
+	# the main thread's table: its -z rows end with a time, the others with -
+	zcol=$(awk '/^main thread \(stage stats\)/ { f = /-z thread CPU s/; next }
+		f && !NF { f = 0 }
+		f { bad += / -z / ? $NF !~ /^[0-9.]+$/ : $NF != "-"; n++ }
+		END { print (n >= 2 && !bad) ? "yes" : "no" }' zout)
+	if [ "${nz:-0}" -ge 2 ] && [ "$nbad" -eq 0 ] && [ "$zr" -ge 1 ] && [ "$zt" -eq "$zr" ] &&
+	   [ "$zn" -eq 0 ] && [ "$zcol" = yes ]; then
+		ok "bench run -z: $nz -z rows with records, KiB a record, bytes per sample; the -z thread's CPU in $zt of $zr pevt -z runs"
 	else
 		grep '^bad' zrows | cut -c1-600 | sed 's/^/# /'; cat zout | sed 's/^/# /'
-		nok "bench run -z: $nz -z rows, $nbad without their counts"
+		nok "bench run -z: $nz -z rows, $nbad without their counts; the -z thread's CPU in $zt of $zr pevt -z runs, in $zn without -z, in the table: $zcol"
 	fi
 fi
 # 10: workload cpu-clock (-a): each run counts the samples of the recorder

@@ -52,6 +52,7 @@ struct rec_run {
 	long main_switches;		/* ... its context switches */
 	unsigned int watch_takes;	/* rings its watch took from late readers */
 	unsigned int main_sleeps;	/* the main thread's sleeps */
+	double z_cpu;			/* -z: the compressing thread's CPU time, -1: not told */
 	pid_t rec_pid;			/* the recorder (the workload's parent), 0: not told */
 	uint64_t own;			/* samples of the recorder's own threads */
 };
@@ -464,7 +465,8 @@ static void codec_bytes(struct rec_run *u, const char *file)
  * slow all over the guest, the bench could not tell before (session 38).
  * And the main thread's: "[ pevt record: main thread: S s CPU, N context
  * switches, T rings taken by the watch, S sleeps (...), W waits for a
- * round's answer ]".
+ * round's answer ]".  And -z's compressing thread's: "[ pevt record:
+ * compressing thread: S s CPU, ... ]".
  */
 static void reader_stats(struct rec_run *u, const char *errf)
 {
@@ -481,6 +483,9 @@ static void reader_stats(struct rec_run *u, const char *errf)
 		if (p && sscanf(p + 28, "%lf s CPU, %ld context switches, %u rings taken by the "
 				"watch, %u sleeps", &u->main_cpu, &u->main_switches, &u->watch_takes,
 				&u->main_sleeps) >= 3)
+			continue;
+		p = strstr(line, "[ pevt record: compressing thread: ");
+		if (p && sscanf(p + 35, "%lf s CPU", &u->z_cpu) == 1)
 			continue;
 		p = strstr(line, "[ pevt record: stage cpu ");
 		if (!p || !(p = strchr(p + 25, ':')) ||
@@ -547,7 +552,7 @@ static void run_once(struct rec_run *u, const struct rec_row *r, int idx,
 	u->bytes = stat(file, &st) ? 0 : S_ISDIR(st.st_mode) ? dir_bytes(file) : (uint64_t)st.st_size;
 	u->kernel_lost = -1;
 	u->readers = u->timed_readers = -1;
-	u->main_cpu = -1;
+	u->main_cpu = u->z_cpu = -1;
 	if (r->stage) {
 		reader_stats(u, errf);
 		unlink(errf);
@@ -681,57 +686,61 @@ static void print_ratios(const struct rec_row *rows, int nr)
 	}
 }
 
-/* printf to @buf at *@at, *@at moved on; clipped at @size, not past it. */
-static void __attribute__((format(printf, 4, 5)))
-appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
+/* One column of a table by run: a cell a run, "-" for a run without it. */
+struct by_run {
+	char s[16 * MAX_REPS];
+	size_t at;
+};
+
+/* The next run's cell of @c: printf of @fmt, or "-" unless @have; clipped. */
+static void __attribute__((format(printf, 3, 4)))
+cell(struct by_run *c, bool have, const char *fmt, ...)
 {
+	char v[32] = "-";
 	va_list ap;
 	int n;
 
-	if (*at >= size)
+	if (c->at >= sizeof(c->s))
 		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *at, size - *at, fmt, ap);
-	va_end(ap);
-	*at = n < 0 ? size : *at + (size_t)n;
+	if (have) {
+		va_start(ap, fmt);
+		vsnprintf(v, sizeof(v), fmt, ap);
+		va_end(ap);
+	}
+	n = snprintf(c->s + c->at, sizeof(c->s) - c->at, "%s%s", c->at ? " " : "", v);
+	c->at = n < 0 ? sizeof(c->s) : c->at + (size_t)n;
 }
 
 /*
  * The main thread of the pin rows, run by run: its CPU time, its context
  * switches (each wakeup of its loop, the watch's timed ones among them)
- * and the rings its watch took from late readers (record_stage.c).
+ * and the rings its watch took from late readers (record_stage.c); and
+ * the CPU time of -z's compressing thread.
  */
 static void print_main_thread(const struct rec_row *rows, int nr, int reps)
 {
-	char cpu[16 * MAX_REPS], sw[16 * MAX_REPS], tk[16 * MAX_REPS];
 	int i, k, any = 0;
-	size_t a, b, c;
 
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i];
+		struct by_run cpu = { "", 0 }, sw = { "", 0 }, tk = { "", 0 }, zc = { "", 0 };
 
 		if (!r->stage)
 			continue;
 		if (!any++)
-			printf("\n%-26s %-30s %-30s %s\n", "main thread (stage stats)",
-			       "CPU s, by run", "context switches, by run", "rings taken by its watch");
-		a = b = c = 0;
-		cpu[0] = sw[0] = tk[0] = 0;
+			printf("\n%-26s %-30s %-30s %-30s %s\n", "main thread (stage stats)",
+			       "CPU s, by run", "context switches, by run", "rings taken by its watch",
+			       "-z thread CPU s, by run");
 		for (k = 0; k < reps; k++) {
 			const struct rec_run *u = &r->runs[k];
-			const char *sp = k ? " " : "";
+			bool have = u->main_cpu >= 0;
 
-			if (u->main_cpu < 0) {
-				appendf(cpu, sizeof(cpu), &a, "%s-", sp);
-				appendf(sw, sizeof(sw), &b, "%s-", sp);
-				appendf(tk, sizeof(tk), &c, "%s-", sp);
-				continue;
-			}
-			appendf(cpu, sizeof(cpu), &a, "%s%.2f", sp, u->main_cpu);
-			appendf(sw, sizeof(sw), &b, "%s%ld", sp, u->main_switches);
-			appendf(tk, sizeof(tk), &c, "%s%u", sp, u->watch_takes);
+			cell(&cpu, have, "%.2f", u->main_cpu);
+			cell(&sw, have, "%ld", u->main_switches);
+			cell(&tk, have, "%u", u->watch_takes);
+			cell(&zc, u->z_cpu >= 0, "%.2f", u->z_cpu);
 		}
-		printf("%-26s %-30s %-30s %s\n", r->name, cpu, sw, tk);
+		printf("%-26s %-30s %-30s %-30s %s\n", r->name, cpu.s, sw.s, tk.s, zc.s);
 	}
 }
 
@@ -743,12 +752,13 @@ static void print_main_thread(const struct rec_row *rows, int nr, int reps)
  */
 static void print_readers(const struct rec_row *rows, int nr, int reps)
 {
-	char wk[16 * MAX_REPS], cpu[16 * MAX_REPS], tm[8 * MAX_REPS], ch[16 * MAX_REPS];
 	int i, k, any = 0;
-	size_t a, b, c, d;
 
 	for (i = 0; i < nr; i++) {
 		const struct rec_row *r = &rows[i];
+		struct by_run wk = { "", 0 }, cpu = { "", 0 }, ch = { "", 0 };
+		char tm[8 * MAX_REPS] = "";
+		size_t b = 0;
 
 		if (!r->stage)
 			continue;
@@ -756,25 +766,17 @@ static void print_readers(const struct rec_row *rows, int nr, int reps)
 			printf("\n%-26s %-30s %-30s %-12s %s\n", "readers (stage stats)",
 			       "wakeups, by run", "readers' CPU s, by run", "timed in runs",
 			       "own chunks, by run");
-		a = b = c = d = 0;
-		wk[0] = cpu[0] = tm[0] = ch[0] = 0;
 		for (k = 0; k < reps; k++) {
 			const struct rec_run *u = &r->runs[k];
-			const char *sp = k ? " " : "";
+			bool have = u->readers > 0;
 
-			if (u->readers <= 0) {
-				appendf(wk, sizeof(wk), &a, "%s-", sp);
-				appendf(cpu, sizeof(cpu), &d, "%s-", sp);
-				appendf(ch, sizeof(ch), &c, "%s-", sp);
-				continue;
-			}
-			appendf(wk, sizeof(wk), &a, "%s%" PRIu64, sp, u->reader_wakeups);
-			appendf(cpu, sizeof(cpu), &d, "%s%.2f", sp, u->reader_cpu);
-			appendf(ch, sizeof(ch), &c, "%s%" PRIu64, sp, u->reader_chunks);
-			if (u->timed_readers > 0)
-				appendf(tm, sizeof(tm), &b, "%s%d", b ? "," : "", k + 1);
+			cell(&wk, have, "%" PRIu64, u->reader_wakeups);
+			cell(&cpu, have, "%.2f", u->reader_cpu);
+			cell(&ch, have, "%" PRIu64, u->reader_chunks);
+			if (have && u->timed_readers > 0 && b < sizeof(tm))
+				b += snprintf(tm + b, sizeof(tm) - b, "%s%d", b ? "," : "", k + 1);
 		}
-		printf("%-26s %-30s %-30s %-12s %s\n", r->name, wk, cpu, b ? tm : "none", ch);
+		printf("%-26s %-30s %-30s %-12s %s\n", r->name, wk.s, cpu.s, b ? tm : "none", ch.s);
 	}
 	print_main_thread(rows, nr, reps);
 }
@@ -1099,6 +1101,8 @@ static void json_run(FILE *jf, const struct rec_row *r, const struct rec_run *u)
 		fprintf(jf, ",\"main_cpu_s\":%.3f,\"main_switches\":%ld,\"watch_takes\":%u,"
 			"\"main_sleeps\":%u", u->main_cpu, u->main_switches, u->watch_takes,
 			u->main_sleeps);
+	if (u->z_cpu >= 0)
+		fprintf(jf, ",\"z_thread_cpu_s\":%.3f", u->z_cpu);
 	fprintf(jf, "}");
 }
 

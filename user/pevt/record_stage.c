@@ -324,7 +324,7 @@ static int reader_forbid_mmap(void)
  * in the kernel that finds nothing and sleeps again switches without a
  * return to user space), and its CPU time in seconds: one getrusage().
  */
-static double thread_usage(long *faults, long *switches)
+double thread_usage(long *faults, long *switches)
 {
 	struct timespec ts;
 	struct rusage ru;

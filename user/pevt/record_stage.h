@@ -215,6 +215,12 @@ int stage_set__fd(const struct stage_set *ss);
 bool stage_set__sleep_begin(struct stage_set *ss);
 void stage_set__sleep_end(struct stage_set *ss, bool timed_out);
 
+/*
+ * The calling thread's page faults and context switches so far, and its
+ * CPU time in seconds (PEVT_STAGE_STATS=1 lines).
+ */
+double thread_usage(long *faults, long *switches);
+
 /* Bytes staged and not consumed yet. */
 uint64_t stage__pending(const struct stage *st);
 /*
