@@ -115,7 +115,8 @@ fi
 # the KiB a record holds and the COMPRESSED bytes per sample kept (the
 # run's compressed_records_bytes over kept, reps 1), pevt's over perf's;
 # each pevt -z run has its compressing thread's CPU time (JSON and the
-# main thread's table), and no run without -z has one.
+# main thread's table), and no run without -z has one; each pevt -z row
+# its CPU over perf -z's (table and JSON, the rows' recorder_cpu_s).
 if ! command -v perf >/dev/null; then
 	skip "bench run -z: records, bytes per sample" "no perf here"
 elif ! perf stat -e task-clock -- true >/dev/null 2>&1; then
@@ -137,8 +138,15 @@ else
 			nr = num("compressed_records"); per = num("compressed_bytes_per_sample")
 			kib = num("kib_per_compressed_record"); vs = num("compressed_bytes_per_sample_vs_perf")
 			pevt = index($0, "\"recorder\":\"pevt ") > 0
+			cpu = num("recorder_cpu_s"); cz = num("cpu_vs_perf_z")
+			if (!pevt)
+				pcpu[num("pages")] = cpu
+			p = pcpu[num("pages")]
+			# recorder_cpu_s has 3 decimals: 0.0005 s either way
+			d = cz * p - cpu
 			good = kept > 0 && nr >= 1 && kib > 0 && per > 0 &&
-			       (per - zb / kept) ^ 2 < 1e-4 && (!pevt || vs > 0)
+			       (per - zb / kept) ^ 2 < 1e-4 && (!pevt || vs > 0) &&
+			       (!pevt || (p > 0 && cz >= 0 && d * d <= (0.0006 + 0.0006 * cz) ^ 2))
 			print (good ? "good" : "bad"), $0 > "/dev/stderr"
 			n++; bad += !good
 		}
@@ -154,12 +162,17 @@ else
 		f && !NF { f = 0 }
 		f { bad += / -z / ? $NF !~ /^[0-9.]+$/ : $NF != "-"; n++ }
 		END { print (n >= 2 && !bad) ? "yes" : "no" }' zout)
+	# the -z table: pevt's rows end with two ratios to perf -z, perf's with -
+	zcol2=$(awk '/^-z row/ { f = / cpu vs perf  *cpu\/kept vs perf$/; next }
+		f && !NF { f = 0 }
+		f { bad += /^pevt / ? ($NF !~ /^[0-9.]+$/ || $(NF - 1) !~ /^[0-9.]+$/) : $NF != "-"; n++ }
+		END { print (n >= 2 && !bad) ? "yes" : "no" }' zout)
 	if [ "${nz:-0}" -ge 2 ] && [ "$nbad" -eq 0 ] && [ "$zr" -ge 1 ] && [ "$zt" -eq "$zr" ] &&
-	   [ "$zn" -eq 0 ] && [ "$zcol" = yes ]; then
+	   [ "$zn" -eq 0 ] && [ "$zcol" = yes ] && [ "$zcol2" = yes ]; then
 		ok "bench run -z: $nz -z rows with records, KiB a record, bytes per sample; the -z thread's CPU in $zt of $zr pevt -z runs"
 	else
 		grep '^bad' zrows | cut -c1-600 | sed 's/^/# /'; cat zout | sed 's/^/# /'
-		nok "bench run -z: $nz -z rows, $nbad without their counts; the -z thread's CPU in $zt of $zr pevt -z runs, in $zn without -z, in the table: $zcol"
+		nok "bench run -z: $nz -z rows, $nbad without their counts; the -z thread's CPU in $zt of $zr pevt -z runs, in $zn without -z, in the table: $zcol; CPU vs perf -z in the table: $zcol2"
 	fi
 fi
 # 10: workload cpu-clock (-a): each run counts the samples of the recorder

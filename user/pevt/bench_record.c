@@ -817,7 +817,9 @@ static const struct rec_row *perf_z(const struct rec_row *rows, int nr, int page
  * 8 bytes that cost zstd next to nothing, so perf's codec ratio is higher
  * for the same bytes out), the KiB each COMPRESSED record holds (zstd is
  * flushed once a record, and each flush ends a block with its own
- * tables), and the loss with -z over the loss without.
+ * tables), the loss with -z over the loss without, and the recorder's
+ * CPU time, in all and per sample kept, over perf -z's (the ratio table
+ * compares it with perf's best mode, which may not compress).
  */
 static void print_compression(const struct rec_row *rows, int nr)
 {
@@ -829,9 +831,10 @@ static void print_compression(const struct rec_row *rows, int nr)
 		if (!r->z)
 			continue;
 		if (!any++)
-			printf("\n%-26s %9s %10s %10s %10s %10s %8s %8s %8s %13s\n", "-z row",
-			       "B/sample", "file ratio", "vs perf", "codec", "vs perf", "zB/smp",
-			       "vs perf", "KiB/rec", "lost vs no -z");
+			printf("\n%-26s %9s %10s %10s %10s %10s %8s %8s %8s %13s %12s %16s\n",
+			       "-z row", "B/sample", "file ratio", "vs perf", "codec", "vs perf",
+			       "zB/smp", "vs perf", "KiB/rec", "lost vs no -z", "cpu vs perf",
+			       "cpu/kept vs perf");
 		if (r->status) {
 			printf("%-26s failed (exit %d)\n", r->name, r->status);
 			continue;
@@ -852,7 +855,12 @@ static void print_compression(const struct rec_row *rows, int nr)
 			printf("%8.3f", ratio(r->zper_sample, pz->zper_sample));
 		else
 			printf("%8s", "-");
-		printf(" %8.1f %13.3f\n", r->zrec_kib, ratio(r->lost_pct, rows[r->base].lost_pct));
+		printf(" %8.1f %13.3f", r->zrec_kib, ratio(r->lost_pct, rows[r->base].lost_pct));
+		if (!r->perf && pz)
+			printf(" %12.3f %16.3f\n", ratio(r->cpu, pz->cpu),
+			       ratio(cpu_per_kept(r), cpu_per_kept(pz)));
+		else
+			printf(" %12s %16s\n", "-", "-");
 	}
 }
 
@@ -1057,8 +1065,9 @@ static int do_bench_record_help(void)
 		"file's (bytes per sample without -z over with it) and the codec's\n"
 		"(bytes the COMPRESSED records hold over their own); the COMPRESSED\n"
 		"records' bytes per sample kept (zB/smp, lower is better) and the KiB\n"
-		"a record holds (a zstd flush each); and their loss next to the row's\n"
-		"without -z; with rt yes their -r 1 twins get -z twins too.\n"
+		"a record holds (a zstd flush each); their loss next to the row's\n"
+		"without -z; and pevt's recorder CPU time, in all and per sample kept,\n"
+		"over perf -z's; with rt yes their -r 1 twins get -z twins too.\n"
 		"With rt yes, a -r 1 twin of every perf and pevt row (the recorder's\n"
 		"threads SCHED_FIFO, as perf record -r 1); perf's best mode may be one.\n"
 		"With nice yes, a --reader-nice 0 twin (name: ... nice0) of every pevt\n"
@@ -1412,6 +1421,9 @@ int bench_record(int argc, char **argv)
 					json_num(jf, "codec_ratio_vs_perf", ratio(r->codec, pz->codec));
 					json_num(jf, "compressed_bytes_per_sample_vs_perf",
 						 ratio(r->zper_sample, pz->zper_sample));
+					json_num(jf, "cpu_vs_perf_z", ratio(r->cpu, pz->cpu));
+					json_num(jf, "cpu_per_kept_vs_perf_z",
+						 ratio(cpu_per_kept(r), cpu_per_kept(pz)));
 				}
 			}
 			if (!r->perf) {
