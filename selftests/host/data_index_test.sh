@@ -27,14 +27,32 @@ echo "1..$N"
 workload="sh -c 'for i in \$(seq 1 12); do ls -R /usr/lib >/dev/null 2>&1; done; \
 dd if=/dev/urandom bs=1M count=4 2>/dev/null | gzip >/dev/null'"
 cd "$tmp"
-if [ -z "$perf" ] || ! eval "$perf record -q -m 8 -e cpu-clock -F 4000 -g -o f.data -- $workload" \
-	>/dev/null 2>&1; then
-	for i in $(seq 1 $N); do skip "index $i" "no perf, or perf record fails on this host"; done
-	exit 4
-fi
+# perf writes a FINISHED_ROUND after every pass over its buffers, so a vCPU
+# stopped between a sample's time and its record (a loaded CI host: another
+# VM beside the tests) makes perf's own file out of order, and perf report
+# says "N out of order events recorded" on it.  The index is then rightly
+# not used (sequential first pass).  Record up to 5 times for an ordered
+# file; if none is, the checks below expect that fallback instead.
+misordered=
+for try in 1 2 3 4 5; do
+	if [ -z "$perf" ] || ! eval "$perf record -q -m 8 -e cpu-clock -F 4000 -g -o f.data -- $workload" \
+		>/dev/null 2>&1; then
+		for i in $(seq 1 $N); do skip "index $i" "no perf, or perf record fails on this host"; done
+		exit 4
+	fi
+	"$perf" report --stdio -i f.data 2>&1 >/dev/null | grep -q "out of order events" || { misordered=; break; }
+	misordered="perf wrote out-of-order events in $try recordings"
+	echo "# recording $try: perf report: out of order events; recording again"
+done
+[ -z "$misordered" ] || echo "# $misordered: the index must be refused (misordered), the output the same"
 cp f.data orig.data
 slices=0
 rep() { "$pevt" report --stdio "$@"; }
+# perf's messages on a file: the same as on the unindexed one, and none
+# but its out-of-order count (which only a misordered recording has)
+same_msgs() {	# ERR-OF-ORIG ERR-OF-INDEXED
+	cmp -s "$1" "$2" && ! grep -v -e '^Warning:$' -e 'out of order events recorded' "$2" | grep -q .
+}
 
 # 1: indexes, in more than one slice, no temporary file left behind
 if "$pevt" data index --slice-size 16k f.data 2>idx.err && \
@@ -49,11 +67,11 @@ fi
 strip() { grep -v '(Tip:'; }
 "$perf" report --stdio -i orig.data 2>a.err | strip > a.txt
 "$perf" report --stdio -i f.data 2>b.err | strip > b.txt
-if [ -s a.txt ] && cmp -s a.txt b.txt && [ ! -s b.err ]; then ok "perf report --stdio: same, no warnings"
+if [ -s a.txt ] && cmp -s a.txt b.txt && same_msgs a.err b.err; then ok "perf report --stdio: same, no warnings"
 else diff a.txt b.txt | head -5 | sed 's/^/# /'; sed 's/^/# err: /' b.err | head -5; nok "perf report --stdio: same, no warnings"; fi
-"$perf" script -i orig.data 2>/dev/null > a.txt
+"$perf" script -i orig.data 2>a.err > a.txt
 "$perf" script -i f.data 2>b.err > b.txt
-if [ -s a.txt ] && cmp -s a.txt b.txt && [ ! -s b.err ]; then ok "perf script: same, no warnings"
+if [ -s a.txt ] && cmp -s a.txt b.txt && same_msgs a.err b.err; then ok "perf script: same, no warnings"
 else sed 's/^/# err: /' b.err | head -5; nok "perf script: same, no warnings"; fi
 "$perf" report --header-only -i orig.data 2>/dev/null | grep -v -e '^# captured on' -e '^# data size' > a.txt
 "$perf" report --header-only -i f.data 2>b.err | grep -v -e '^# captured on' -e '^# data size' > b.txt
@@ -69,7 +87,12 @@ for args in "" "--no-children -g none"; do
 		cmp -s ref.txt o.txt || bad="$bad unindexed:$t"
 		PEVT_INDEX_DEBUG=1 rep $args --threads $t -i f.data > o.txt 2>o.err
 		cmp -s ref.txt o.txt || bad="$bad indexed:$t"
-		grep -q "index: first pass from" o.err || bad="$bad not-used:$t($(head -c 200 o.err))"
+		if [ -z "$misordered" ]; then
+			grep -q "index: first pass from" o.err || bad="$bad not-used:$t($(head -c 200 o.err))"
+		else
+			grep -q "index: not used (a record older than an earlier round's flush (misordered))" o.err ||
+				bad="$bad misordered-but-not-refused:$t($(head -c 200 o.err))"
+		fi
 		rep $args --no-index --threads $t -i f.data > o.txt 2>/dev/null
 		cmp -s ref.txt o.txt || bad="$bad no-index:$t"
 	done
@@ -138,10 +161,10 @@ if [ -z "$bad" ]; then ok "pipe data and directories refused"; else echo "# $bad
 "$pevt" data index --slice-size 64k f.data 2>/dev/null
 s2=$("$pevt" data index --show --json f.data | grep -o '"offset"' | wc -l)
 "$perf" report --stdio -i f.data 2>b.err | strip > b.txt
-"$perf" report --stdio -i orig.data 2>/dev/null | strip > a.txt
+"$perf" report --stdio -i orig.data 2>a.err | strip > a.txt
 rep --no-children -g none --threads 2 -i f.data > o.txt 2>/dev/null
 if [ "$s2" -ge 1 ] && [ "$s2" -lt "$slices" ] && [ $(stat -c %s f.data) -eq $((size - 48 * (slices - s2))) ] &&
-   cmp -s a.txt b.txt && [ ! -s b.err ] && cmp -s ref.txt o.txt; then ok "re-index: $s2 slices replace $slices"
+   cmp -s a.txt b.txt && same_msgs a.err b.err && cmp -s ref.txt o.txt; then ok "re-index: $s2 slices replace $slices"
 else echo "# $s2 slices, size $(stat -c %s f.data) vs $size"; nok "re-index replaces"; fi
 
 # 14: a file with a single round (the default buffer) indexes as one slice
