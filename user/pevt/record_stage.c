@@ -718,7 +718,7 @@ void stage_set__sync(struct stage_set *ss)
 
 uint64_t stage_set__watch(struct stage_set *ss, uint64_t now)
 {
-	uint64_t next = STAGE_WATCH_IDLE_NS, size, head, tail;
+	uint64_t next = STAGE_WATCH_QUIET_NS, size, head, tail;
 	int i;
 
 	/*

@@ -197,9 +197,19 @@ void stage__help(struct stage *st);
  * caller, unless its reader is at it.  Returns the ns to sleep at most
  * before the next call: a quarter of the time the busiest ring took to
  * fill half of it at its last rate, between STAGE_WATCH_MIN_NS and
- * STAGE_WATCH_IDLE_NS.
+ * STAGE_WATCH_QUIET_NS (no ring has a rate: the start, an idle stretch).
+ * A rate is forgotten after STAGE_WATCH_IDLE_NS without a record.
+ *
+ * The quiet sleep was STAGE_WATCH_IDLE_NS until 2026-12-07: a ring that
+ * turned busy after a quiet stretch (every recording's start) while its
+ * reader's wakeup did not come stayed full until the watch's next call,
+ * up to 100 ms later (~300 of ~12000 lost in most runs of
+ * rec.pin.late_reader_watched at 4 kHz into 1-page rings, which fill in
+ * ~20 ms).  10 ms: 100 calls a second of an idle recorder, each a read
+ * of every ring's head.
  */
 #define STAGE_WATCH_MIN_NS	500000ull
+#define STAGE_WATCH_QUIET_NS	10000000ull
 #define STAGE_WATCH_IDLE_NS	100000000ull
 uint64_t stage_set__watch(struct stage_set *ss, uint64_t now_ns);
 /* Readers that have not ended (their buffers not hung up). */
