@@ -1039,7 +1039,6 @@ static void *zq_run(void *arg)
 	struct record *r = arg;
 	struct zq *q = &r->zq;
 	struct zq_ent *e;
-	const char *stats = getenv("PEVT_STAGE_STATS");
 	unsigned long nr = 0;
 	uint64_t in = 0;
 	long faults, switches;
@@ -1082,7 +1081,7 @@ static void *zq_run(void *arg)
 	}
 	pthread_mutex_unlock(&q->lock);
 	/* Tests and the bench: what compressing cost (its thread's CPU). */
-	if (stats && *stats == '1') {
+	if (stage_stats_on()) {
 		double cpu = thread_usage(&faults, &switches);
 
 		fprintf(stderr, "[ pevt record: compressing thread: %.3f s CPU, %ld context switches, "

@@ -324,6 +324,13 @@ static int reader_forbid_mmap(void)
  * in the kernel that finds nothing and sleeps again switches without a
  * return to user space), and its CPU time in seconds: one getrusage().
  */
+bool stage_stats_on(void)
+{
+	const char *stats = getenv("PEVT_STAGE_STATS");
+
+	return stats && *stats == '1';
+}
+
 double thread_usage(long *faults, long *switches)
 {
 	struct timespec ts;
@@ -632,13 +639,13 @@ int stage_set__start(struct stage_set *ss, struct stage *st, int nr, int rt_prio
 
 void stage_set__stop(struct stage_set *ss)
 {
-	const char *stats = getenv("PEVT_STAGE_STATS");
+	bool stats = stage_stats_on();
 	long faults, switches;
 	double cpu;
 	int i;
 
 	/* Tests and the bench: the main thread's part (it calls this), once. */
-	if (ss->nr && ss->st[0].started && stats && *stats == '1') {
+	if (ss->nr && ss->st[0].started && stats) {
 		cpu = thread_usage(&faults, &switches);
 		fprintf(stderr, "[ pevt record: main thread: %.3f s CPU, %ld context switches, "
 			"%u rings taken by the watch, %u sleeps (%u timed out, %u kicked), "
@@ -653,7 +660,7 @@ void stage_set__stop(struct stage_set *ss)
 
 		stage_stop_one(st);
 		/* Tests: what each reader cost in chunks and page faults. */
-		if (ran && stats && *stats == '1')
+		if (ran && stats)
 			fprintf(stderr, "[ pevt record: stage cpu %d%s: %u chunks, %u made by the filler, reader page faults %ld, %u wakeups, %.3f s CPU, %ld context switches, %u wakeups took nothing%s ]\n",
 				st->cpu, st->tracking ? " tracking" : "", LOAD(&st->nr_chunks), st->filler_made, st->faults,
 				st->wakeups, st->cpu_s, st->switches, st->empty,

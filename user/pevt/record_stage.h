@@ -230,6 +230,8 @@ void stage_set__sleep_end(struct stage_set *ss, bool timed_out);
  * CPU time in seconds (PEVT_STAGE_STATS=1 lines).
  */
 double thread_usage(long *faults, long *switches);
+/* PEVT_STAGE_STATS=1: the threads print what they cost at their end. */
+bool stage_stats_on(void);
 
 /* Bytes staged and not consumed yet. */
 uint64_t stage__pending(const struct stage *st);
