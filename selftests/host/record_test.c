@@ -663,49 +663,50 @@ static long long count_before(const char *p, const char *end, const char *label)
 TEST_F_TIMEOUT(rec, readers_timed_when_woken_for_every_record, 90)
 {
 	long long samples, lost = -1, wakeups, switches;
-	int readers, timed, tries = 0;
+	int readers, timed;
 	const char *p;
 	struct out o;
 
 	if (!strstr(variant->drain, "pin"))
 		SKIP(return, "the readers of --pin-readers only");
-again:
-	lost = -1;
-	wakeups = switches = 0;
-	readers = timed = 0;
-	run(&o, "PEVT_RECORD_WAKEUP_EVERY=1 PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock "
-	    "-F 20000 -a -m 1 -o we.data -- sh -c 'i=0; while [ $i -lt 1000000 ]; do "
-	    "i=$((i+1)); done'", pevt_bin, variant->drain);
-	ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
-	for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
-		const char *end = strchr(p, ']');
-		long long w, cs;
-
-		ASSERT_NE(NULL, end);
-		if (line_has(p, end, " tracking:"))
-			continue;	/* -a --backend stock: the dummy's sideband ring */
-		w = count_before(p, end, " wakeups");
-		cs = count_before(p, end, " context switches");
-		ASSERT_TRUE(w >= 0 && cs >= 0) TH_LOG("no count: %.*s", (int)(end - p), p);
-		wakeups += w;
-		switches += cs;
-		readers++;
-		timed += line_has(p, end, "timed waits");
-		TH_LOG("%.*s", (int)(end - p), p);
-	}
-	samples = rec_summary(o.err, &lost);
-	out_free(&o);
-	ASSERT_LT(0, readers);
-	ASSERT_LT(10000, samples);
 	/*
-	 * One more run when this one lost more (CI, 2026-12-07: 117 of
+	 * Two tries when the first loses more (CI, 2026-12-07: 117 of
 	 * 88265, the debug kernel's VM beside it on the host's two CPUs):
 	 * the loss of a busy host, not of the timed waits, comes in one
-	 * run, not in two.  The counts below are of the run kept.
+	 * run, not in two.  The counts below are of the run kept (the
+	 * retry's shape is late_reader_watched_compressing's).
 	 */
-	if (lost * 5000 > samples && !tries++) {
-		TH_LOG("%lld lost of %lld: once more", lost, samples);
-		goto again;
+	for (int try = 1; try <= 2; try++) {
+		lost = -1;
+		wakeups = switches = 0;
+		readers = timed = 0;
+		run(&o, "PEVT_RECORD_WAKEUP_EVERY=1 PEVT_STAGE_STATS=1 %s record --drain=%s -e cpu-clock "
+		    "-F 20000 -a -m 1 -o we.data -- sh -c 'i=0; while [ $i -lt 1000000 ]; do "
+		    "i=$((i+1)); done'", pevt_bin, variant->drain);
+		ASSERT_EQ(0, o.status) TH_LOG("%s", o.err);
+		for (p = o.err; (p = strstr(p, "[ pevt record: stage cpu ")); p++) {
+			const char *end = strchr(p, ']');
+			long long w, cs;
+
+			ASSERT_NE(NULL, end);
+			if (line_has(p, end, " tracking:"))
+				continue;	/* -a --backend stock: the dummy's sideband ring */
+			w = count_before(p, end, " wakeups");
+			cs = count_before(p, end, " context switches");
+			ASSERT_TRUE(w >= 0 && cs >= 0) TH_LOG("no count: %.*s", (int)(end - p), p);
+			wakeups += w;
+			switches += cs;
+			readers++;
+			timed += line_has(p, end, "timed waits");
+			TH_LOG("%.*s", (int)(end - p), p);
+		}
+		samples = rec_summary(o.err, &lost);
+		out_free(&o);
+		ASSERT_LT(0, readers);
+		ASSERT_LT(10000, samples);
+		if (lost * 5000 <= samples)
+			break;
+		TH_LOG("try %d: %lld lost of %lld", try, lost, samples);
 	}
 	EXPECT_EQ(readers, timed) TH_LOG("readers not in timed waits");
 	EXPECT_LT(wakeups * 8, samples) TH_LOG("%lld wakeups for %lld samples", wakeups, samples);
