@@ -24,8 +24,11 @@ echo "TAP version 13"
 echo "1..$N"
 workload="sh -c 'for i in \$(seq 1 8); do ls -R /usr/lib >/dev/null 2>&1; done'"
 cd "$tmp"
-if [ -z "$perf" ] || ! eval "$perf record -q -m 8 -e cpu-clock -F 4000 -g -o f.data -- $workload" \
-	>/dev/null 2>&1; then
+# perf's own file may lose samples or be out of order on a loaded host
+# (tap.sh): 5 tries for one perf reads without a message
+rc=1
+[ -z "$perf" ] || { perf_record_clean f.data "-q -m 8 -e cpu-clock -F 4000 -g -- $workload"; rc=$?; }
+if [ $rc = 1 ]; then
 	for i in $(seq 1 $N); do skip "repeat $i" "no perf, or perf record fails on this host"; done
 	exit 4
 fi
@@ -43,7 +46,9 @@ fi
 # 2: perf report: the same rows (percentages), no message
 "$perf" report --stdio --no-children -g none -i f.data 2>/dev/null | rows > a.txt
 "$perf" report --stdio --no-children -g none -i r.data 2>b.err | rows > b.txt
-if [ -s a.txt ] && cmp -s a.txt b.txt && [ ! -s b.err ]; then ok "perf report: same rows, no warnings"
+if [ -n "$perf_unclean" ]; then
+	skip "perf report: same rows, no warnings" "$perf_unclean (a loaded host)"
+elif [ -s a.txt ] && cmp -s a.txt b.txt && [ ! -s b.err ]; then ok "perf report: same rows, no warnings"
 else diff a.txt b.txt | head -5 | sed 's/^/# /'; sed 's/^/# err: /' b.err | head -5; nok "perf report: same rows"; fi
 
 # 3: 3x the samples, comms, mmaps and rounds; perf's own records once
@@ -64,7 +69,9 @@ fi
 # copies follow each other (span: the file's last - first time, + 1 ns)
 "$perf" script -F time -i f.data 2>/dev/null | tr -d ' :' > t1.txt
 "$perf" script -F time -i r.data 2>s.err | tr -d ' :' > t3.txt
-if [ ! -s s.err ] && [ "$(wc -l < t3.txt)" = $((3 * $(wc -l < t1.txt))) ] && \
+if [ -n "$perf_unclean" ]; then
+	skip "perf script: 3x the samples, in time order" "$perf_unclean (a loaded host)"
+elif [ ! -s s.err ] && [ "$(wc -l < t3.txt)" = $((3 * $(wc -l < t1.txt))) ] && \
    sort -n -c t3.txt 2>/dev/null && \
    awk 'NR == FNR { if (NR == 1) a = $1; b = $1; next } FNR == 1 { c = $1 } { d = $1 }
 	END { exit !(d - c > 2 * (b - a) && d > b) }' t1.txt t3.txt; then
