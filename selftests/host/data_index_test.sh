@@ -101,10 +101,6 @@ rep --no-children -g none --threads 1 -i orig.data > ref.txt 2>/dev/null
 # The index is the file's last feature section: header (48 bytes) + 48 per slice.
 size=$(stat -c %s f.data)
 ioff=$((size - 48 - 48 * slices))
-poke() {	# FILE OFFSET U64
-	printf "$(printf '%016x' "$3" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\\x\8\\x\7\\x\6\\x\5\\x\4\\x\3\\x\2\\x\1/')" |
-		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 peek() { od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
 damaged() {	# NAME WANT-IN-WARNING: c.data is damaged
 	local what=$1 want=$2

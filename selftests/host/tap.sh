@@ -39,3 +39,8 @@ perf_record_clean() {
 	echo "# $perf_unclean"
 	return 2
 }
+# poke FILE OFFSET U64: a little-endian u64 written into FILE at OFFSET
+poke() {
+	printf "$(printf '%016x' "$3" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\\x\8\\x\7\\x\6\\x\5\\x\4\\x\3\\x\2\\x\1/')" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}

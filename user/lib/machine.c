@@ -613,15 +613,19 @@ static int process_comm(struct pevt_machine *m, const struct perf_event_header *
 	return set_comm(m, t, name, time, ev->misc & MISC_COMM_EXEC);
 }
 
+uint64_t pevt_machine__clock(struct pevt_machine *m, uint64_t time)
+{
+	if (time > m->last_time)
+		m->last_time = time;
+	return m->last_time;
+}
+
 int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header *ev)
 {
 	uint64_t time = pevt_data__time_of(m->d, ev);
 
 	/* No timestamp: as of the last record that had one (file order). */
-	if (time == UINT64_MAX)
-		time = m->last_time;
-	else
-		m->last_time = time;
+	time = time == UINT64_MAX ? m->last_time : pevt_machine__clock(m, time);
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

@@ -42,6 +42,17 @@ struct sref {
 	struct pevt_thread *t;
 };
 
+/*
+ * A sample delivered out of order (a perf file whose round guarantee
+ * broke: "N out of order events recorded"): perf resolves it against the
+ * machine as of its delivery, so the second pass resolves samples[i] at
+ * @time, not at its own (pevt_machine__clock()).  In sample order.
+ */
+struct late {
+	size_t i;
+	uint64_t time;
+};
+
 /* Samples with equal hist keys and chains, added up (cls_add()). */
 struct cls {
 	uint64_t hash;
@@ -113,6 +124,8 @@ struct report {
 	bool no_index;			/* --no-index */
 	struct sref *samples;		/* first pass, in time order */
 	size_t nr_samples, cap_samples;
+	struct late *late;		/* samples resolved later than their time */
+	size_t nr_late, cap_late;
 	char **arena;			/* copies of transient sample records */
 	size_t nr_arena;
 	size_t arena_used, arena_cap;
@@ -703,16 +716,37 @@ static int process_parsed(struct worker *w, const struct pevt_sample *s, struct 
 		       w->map_of, n, s->period, 1);
 }
 
-static int process_sample(struct worker *w, const struct perf_event_header *ev,
-			  struct pevt_thread *t)
+/* The time sample @i is resolved at, if not its own (struct late). */
+static bool late_time(const struct report *r, size_t i, uint64_t *time)
 {
+	size_t lo = 0, hi = r->nr_late;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->late[mid].i < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == r->nr_late || r->late[lo].i != i)
+		return false;
+	*time = r->late[lo].time;
+	return true;
+}
+
+static int process_sample(struct worker *w, size_t i)
+{
+	const struct sref *sr = &w->r->samples[i];
 	struct pevt_sample s;
 
-	if (pevt_data__parse_sample(w->r->d, ev, &s)) {
+	if (pevt_data__parse_sample(w->r->d, sr->ev, &s)) {
 		w->nr_bad++;
 		return 0;
 	}
-	return process_parsed(w, &s, t);
+	if (w->r->nr_late)
+		late_time(w->r, i, &s.time);
+	return process_parsed(w, &s, sr->t);
 }
 
 /*
@@ -909,7 +943,7 @@ static void *direct_run(void *arg)
  * kept with their thread, so that the second pass can resolve them in any
  * order, from any thread, against the machine as it was at their time.
  */
-static int keep_sample(struct report *r, const struct pevt_data_rec *rec)
+static int keep_sample(struct report *r, const struct pevt_data_rec *rec, uint64_t time)
 {
 	const struct perf_event_header *ev = rec->ev;
 	struct pevt_sample s;
@@ -918,6 +952,23 @@ static int keep_sample(struct report *r, const struct pevt_data_rec *rec)
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
 		r->nr_bad++;
 		return 0;
+	}
+	/* delivered out of order: resolved as of its delivery, as perf does */
+	if (time != UINT64_MAX && pevt_machine__clock(r->m, time) != s.time) {
+		s.time = pevt_machine__clock(r->m, time);
+		if (!r->direct) {
+			if (r->nr_late == r->cap_late) {
+				size_t ncap = r->cap_late ? r->cap_late * 2 : 64;
+				struct late *n = realloc(r->late, ncap * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				r->late = n;
+				r->cap_late = ncap;
+			}
+			r->late[r->nr_late].i = r->nr_samples;
+			r->late[r->nr_late++].time = s.time;
+		}
 	}
 	if (r->direct) {
 		struct pevt_thread *t = pevt_machine__thread(r->m, s.pid, s.tid, s.time);
@@ -990,7 +1041,7 @@ static void *worker_run(void *arg)
 	size_t i;
 
 	for (i = w->from; i < w->to && !w->err; i++) {
-		w->err = process_sample(w, w->r->samples[i].ev, w->r->samples[i].t);
+		w->err = process_sample(w, i);
 		if ((i & 4095) == 0)
 			drop_behind(w, w->r->samples[i].ev);
 	}
@@ -1237,7 +1288,7 @@ static int on_record(struct pevt_data *d, const struct pevt_data_rec *rec, uint6
 		return -ENOMEM;
 	switch (rec->ev->type) {
 	case PERF_RECORD_SAMPLE:
-		return keep_sample(r, rec);
+		return keep_sample(r, rec, time);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -2439,6 +2490,7 @@ int do_report(int argc, char **argv)
 		pevt_hists__exit(&r.hists[i]);
 	free(r.hists);
 	free(r.samples);
+	free(r.late);
 	for (i = 0; i < (int)r.nr_arena; i++)
 		free(r.arena[i]);
 	free(r.arena);

@@ -99,8 +99,20 @@ struct pevt_addr_loc {
 LIBPEVT_API struct pevt_machine *pevt_machine__new(struct pevt_data *d,
 						   const struct pevt_machine_opts *opts);
 LIBPEVT_API void pevt_machine__delete(struct pevt_machine *m);
-/* Apply a side-band record (COMM, FORK, EXIT, MMAP, MMAP2); others ignored. */
+/*
+ * Apply a side-band record (COMM, FORK, EXIT, MMAP, MMAP2); others ignored.
+ * At its time, or at the machine's clock if that is later (below).
+ */
 LIBPEVT_API int pevt_machine__process(struct pevt_machine *m, const struct perf_event_header *ev);
+/*
+ * The machine's clock, for records handed over in delivery order: @time,
+ * or the newest time it was given if that is later, and the clock moves
+ * there.  A record delivered out of order (older than one delivered
+ * before it: a perf file whose round guarantee broke) is applied, and a
+ * sample resolved, at that later time: perf applies and resolves each
+ * record against the state of its delivery, not of its time.
+ */
+LIBPEVT_API uint64_t pevt_machine__clock(struct pevt_machine *m, uint64_t time);
 /* The thread @tid as of @time (created with comm ":tid" if unknown). */
 LIBPEVT_API struct pevt_thread *pevt_machine__thread(struct pevt_machine *m, int32_t pid,
 						     int32_t tid, uint64_t time);

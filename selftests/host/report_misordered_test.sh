@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# pevt report on a perf file whose records are out of order (perf
+# report: "N out of order events recorded"; perf writes such files on a
+# loaded host, CI's among them).  perf applies each record, and resolves
+# each sample, against the state of its delivery; pevt report resolved a
+# sample at its own time, so a late sample of a process started after
+# that time went to ":TID" with no comm (until 2026-12-07).  The file is
+# made here: a clean perf recording in which one sample of its last
+# quarter gets the first sample's time (offsets and times from perf
+# report -D).  pevt report gives perf's rows on it, in three modes and
+# on 1 and 2 threads, and counts the misordered sample.
+# TAP output for scripts/check.sh.
+set -u
+pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
+[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
+pevt=$(realpath "$pevt")
+perf=${PERF:-$(command -v perf)}
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+[ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/selftests/host/tap.sh"
+
+N=4
+echo "TAP version 13"
+echo "1..$N"
+skip_all() { for i in $(seq 1 $N); do skip "misordered $i" "$1"; done; exit 4; }
+# Short processes one after the other: a sample of a late one, moved to
+# the start, is older than its process.  Small buffers (-m 8: 32 KB) for
+# many rounds: the late sample is delivered long after its process's
+# COMM (in a file of one round perf would deliver it at its time).
+workload="sh -c 'for i in \$(seq 1 12); do ls -R /usr/lib >/dev/null 2>&1; done'"
+cd "$tmp"
+rc=1
+[ -z "$perf" ] || { perf_record_clean f.data "-q -m 8 -e cpu-clock -F 4000 -g -- $workload"; rc=$?; }
+[ $rc = 1 ] && skip_all "no perf, or perf record fails on this host"
+[ $rc = 2 ] && skip_all "$perf_unclean (a loaded host)"
+# the sample's time is its fourth u64 (header, IP, TID, TIME)
+"$perf" evlist -v -i f.data 2>/dev/null | grep -q 'sample_type: IP|TID|TIME|' ||
+	skip_all "perf's sample_type is not IP|TID|TIME|...: $("$perf" evlist -v -i f.data 2>&1 | head -c 200)"
+"$perf" report -D -i f.data 2>/dev/null | awk '$4 ~ /^PERF_RECORD_SAMPLE/ { print $1, $2 }' > s.txt
+nr=$(wc -l < s.txt)
+[ "$nr" -gt 100 ] || skip_all "only $nr samples recorded"
+t0=$(head -1 s.txt | cut -d' ' -f1)
+late=$(sed -n "$((nr * 3 / 4))p" s.txt)
+off=$(( $(echo "$late" | cut -d' ' -f2) + 24 ))
+cp f.data m.data
+poke m.data "$off" "$t0"
+
+# 1: perf sees one record out of order, and pevt report --stats counts it
+perf_msg=$("$perf" report --stdio -i m.data 2>&1 >/dev/null | tr '\n' ' ')
+mis=$("$pevt" report --stats -i m.data 2>/dev/null | awk '$1 == "misordered:" { print $2 }')
+if echo "$perf_msg" | grep -q "1 out of order events recorded" && [ "${mis:-0}" = 1 ]; then
+	ok "the sample at $late moved to $t0: perf says '$perf_msg', pevt report --stats misordered $mis"
+else
+	echo "# perf: $perf_msg"; echo "# pevt misordered: ${mis:-none}"
+	nok "one sample out of order"
+fi
+
+# 2-4: pevt report's rows are perf's (as a set: equal percentages come in
+# perf's heap order), on 1 and 2 threads
+hist() { grep -E '^ +[0-9]+\.[0-9]+%' | sort; }
+for mode in "--no-children -g none" "--no-children -g none --sort pid,comm" ""; do
+	"$perf" report --stdio $mode -i m.data 2>/dev/null | hist > p.txt
+	bad=
+	for t in 1 2; do
+		"$pevt" report --stdio $mode --threads $t -i m.data 2>q.err | hist > q.txt
+		cmp -s p.txt q.txt || bad="$bad threads-$t:$(diff p.txt q.txt | grep -c '^[<>]')-lines"
+	done
+	if [ -s p.txt ] && [ -z "$bad" ]; then ok "pevt report ${mode:-(children, call graphs)}: perf's $(wc -l < p.txt) rows"
+	else diff p.txt q.txt | head -6 | sed 's/^/# /'; nok "pevt report ${mode:-(children)}: perf's rows:$bad"; fi
+done
+exit $failed
