@@ -319,11 +319,6 @@ static int reader_forbid_mmap(void)
 #endif
 }
 
-/*
- * The calling thread's page faults and context switches (a thread woken
- * in the kernel that finds nothing and sleeps again switches without a
- * return to user space), and its CPU time in seconds: one getrusage().
- */
 bool stage_stats_on(void)
 {
 	const char *stats = getenv("PEVT_STAGE_STATS");
@@ -331,6 +326,11 @@ bool stage_stats_on(void)
 	return stats && *stats == '1';
 }
 
+/*
+ * The calling thread's page faults and context switches (a thread woken
+ * in the kernel that finds nothing and sleeps again switches without a
+ * return to user space), and its CPU time in seconds: one getrusage().
+ */
 double thread_usage(long *faults, long *switches)
 {
 	struct timespec ts;

@@ -947,6 +947,7 @@ static int keep_sample(struct report *r, const struct pevt_data_rec *rec, uint64
 {
 	const struct perf_event_header *ev = rec->ev;
 	struct pevt_sample s;
+	uint64_t at;
 	struct sref *sr;
 
 	if (pevt_data__parse_sample(r->d, ev, &s)) {
@@ -954,8 +955,8 @@ static int keep_sample(struct report *r, const struct pevt_data_rec *rec, uint64
 		return 0;
 	}
 	/* delivered out of order: resolved as of its delivery, as perf does */
-	if (time != UINT64_MAX && pevt_machine__clock(r->m, time) != s.time) {
-		s.time = pevt_machine__clock(r->m, time);
+	if (time != UINT64_MAX && (at = pevt_machine__clock(r->m, time)) != s.time) {
+		s.time = at;
 		if (!r->direct) {
 			if (r->nr_late == r->cap_late) {
 				size_t ncap = r->cap_late ? r->cap_late * 2 : 64;
