@@ -437,13 +437,24 @@ TEST_F(swclock, cpu_offline_not_counted)
 	close(fd);
 }
 
-/* perf_read_group() layout: nr, enabled, running, {value, id}[nr]. */
+/*
+ * perf_read_group() layout: nr, enabled, running, {value, id}[nr].
+ *
+ * Members of one group count the same time within 2%.  Not exactly: a
+ * task-clock starts at the context's time, updated at the top of the
+ * enable's critical section, a cpu-clock at its own local_clock() read
+ * further on, as in perf; a vCPU the host stops between the two (TCG
+ * runs one vCPU at a time) makes the task-clocks count the stop and the
+ * cpu-clock not (CI, 6.12 with the debug VM beside: 55.2 against 51.1
+ * ms, stock's task-clock enabled just after 50.5).  So up to three
+ * attempts; a systematic difference fails every one.
+ */
 TEST_F(swclock, group_read)
 {
 	__u64 rf = PERF_FORMAT_GROUP | PERF_FORMAT_ID | RF_TIMES;
 	struct perf_event_attr attr;
 	__u64 buf[16], sbuf[16], id[3];
-	int fd[3], sfd[3], i;
+	int fd[3], sfd[3], i, attempt, good = 0;
 	ssize_t n, sn;
 
 	pevt_attr_clock(&attr, variant->config, rf, 1);
@@ -463,28 +474,32 @@ TEST_F(swclock, group_read)
 	}
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, ioctl(fd[i], PERF_EVENT_IOC_ID, &id[i]));
-	warm_up(fd[0], sfd[0], PERF_IOC_FLAG_GROUP);
-	ASSERT_EQ(0, ioctl(fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	ASSERT_EQ(0, ioctl(sfd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	burn_cpu_ns(50 * NSEC_PER_MSEC);
-	/* leader only: siblings stay enabled, the group goes off */
-	ASSERT_EQ(0, ioctl(fd[0], PERF_EVENT_IOC_DISABLE, 0));
-	ASSERT_EQ(0, ioctl(sfd[0], PERF_EVENT_IOC_DISABLE, 0));
+	for (attempt = 1; attempt <= 3 && !good; attempt++) {
+		warm_up(fd[0], sfd[0], PERF_IOC_FLAG_GROUP);
+		ASSERT_EQ(0, ioctl(fd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+		ASSERT_EQ(0, ioctl(sfd[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+		burn_cpu_ns(50 * NSEC_PER_MSEC);
+		/* leader only: siblings stay enabled, the group goes off */
+		ASSERT_EQ(0, ioctl(fd[0], PERF_EVENT_IOC_DISABLE, 0));
+		ASSERT_EQ(0, ioctl(sfd[0], PERF_EVENT_IOC_DISABLE, 0));
 
-	n = read(fd[0], buf, sizeof(buf));
-	sn = read(sfd[0], sbuf, sizeof(sbuf));
-	ASSERT_EQ(sn, n);
-	ASSERT_EQ((3 + 3 * 2) * 8, n);
-	ASSERT_EQ(3, buf[0]);
-	ASSERT_EQ(buf[1], buf[2]);		/* enabled == running */
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(id[i], buf[3 + 2 * i + 1]);
-		TH_LOG("member %d: pevt %llu stock %llu", i, buf[3 + 2 * i],
-		       sbuf[3 + 2 * i]);
-		ASSERT_GE(buf[3 + 2 * i], 45 * NSEC_PER_MSEC);
-		/* members of one group count the same time */
-		ASSERT_TRUE(within_pct(buf[3 + 2 * i], buf[3], 2.0));
+		n = read(fd[0], buf, sizeof(buf));
+		sn = read(sfd[0], sbuf, sizeof(sbuf));
+		ASSERT_EQ(sn, n);
+		ASSERT_EQ((3 + 3 * 2) * 8, n);
+		ASSERT_EQ(3, buf[0]);
+		ASSERT_EQ(buf[1], buf[2]);		/* enabled == running */
+		good = 1;
+		for (i = 0; i < 3; i++) {
+			ASSERT_EQ(id[i], buf[3 + 2 * i + 1]);
+			TH_LOG("attempt %d: member %d: pevt %llu stock %llu",
+			       attempt, i, buf[3 + 2 * i], sbuf[3 + 2 * i]);
+			ASSERT_GE(buf[3 + 2 * i], 45 * NSEC_PER_MSEC);
+			/* members of one group count the same time */
+			good &= within_pct(buf[3 + 2 * i], buf[3], 2.0);
+		}
 	}
+	ASSERT_TRUE(good);
 	/* a sibling's fd reads the whole group too */
 	ASSERT_EQ(n, read(fd[2], buf, sizeof(buf)));
 	ASSERT_EQ(3, buf[0]);
