@@ -10,7 +10,7 @@
 # made here: a clean perf recording in which one sample of its last
 # quarter gets the first sample's time (offsets and times from perf
 # report -D).  pevt report gives perf's rows on it, in three modes and
-# on 1 and 2 threads, and counts the misordered sample.
+# on 1 and 2 threads, counts the misordered sample and says so as perf.
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -47,13 +47,16 @@ off=$(( $(echo "$late" | cut -d' ' -f2) + 24 ))
 cp f.data m.data
 poke m.data "$off" "$t0"
 
-# 1: perf sees one record out of order, and pevt report --stats counts it
+# 1: perf sees one record out of order, pevt report --stats counts it,
+# and pevt report says what perf says about it
 perf_msg=$("$perf" report --stdio -i m.data 2>&1 >/dev/null | tr '\n' ' ')
+pevt_msg=$("$pevt" report --stdio -i m.data 2>&1 >/dev/null | tr '\n' ' ')
 mis=$("$pevt" report --stats -i m.data 2>/dev/null | awk '$1 == "misordered:" { print $2 }')
-if echo "$perf_msg" | grep -q "1 out of order events recorded" && [ "${mis:-0}" = 1 ]; then
-	ok "the sample at $late moved to $t0: perf says '$perf_msg', pevt report --stats misordered $mis"
+if echo "$perf_msg" | grep -q "1 out of order events recorded" && [ "${mis:-0}" = 1 ] &&
+   [ "$perf_msg" = "$pevt_msg" ]; then
+	ok "the sample at $late moved to $t0: perf and pevt report say '$perf_msg', pevt report --stats misordered $mis"
 else
-	echo "# perf: $perf_msg"; echo "# pevt misordered: ${mis:-none}"
+	echo "# perf: $perf_msg"; echo "# pevt: $pevt_msg"; echo "# pevt misordered: ${mis:-none}"
 	nok "one sample out of order"
 fi
 

@@ -57,9 +57,21 @@ uint64_t pevt_data__time_of(struct pevt_data *d, const struct perf_event_header 
 	return p[pos];
 }
 
+/*
+ * Delivered at once, not queued: records without a time, and those with
+ * time 0, as perf's ordered_events__queue() (-ETIME) -- perf record's
+ * synthesized records and its LOST_SAMPLES at the end carry 0.  Queued,
+ * the end's LOST_SAMPLES were counted misordered ("3 out of order events"
+ * where perf says nothing).
+ */
+static bool untimed(uint64_t t)
+{
+	return t == UINT64_MAX || !t;
+}
+
 static int deliver(struct oe *o, const struct pevt_data_rec *r, uint64_t time)
 {
-	if (time != UINT64_MAX) {
+	if (!untimed(time)) {
 		if (time < o->last_time)
 			o->st->nr_misordered++;
 		else
@@ -232,7 +244,7 @@ static int run_rounds(struct oe *o, int stream)
 			continue;
 		}
 		t = pevt_data__time_of(o->d, r.ev);
-		if (t == UINT64_MAX) {
+		if (untimed(t)) {
 			ret = deliver(o, &r, t);
 			if (ret)
 				break;
@@ -315,7 +327,7 @@ static int fill(struct oe *o, struct sq *s, int stream, size_t window)
 			break;
 		}
 		t = pevt_data__time_of(o->d, r.ev);
-		if (t == UINT64_MAX) {
+		if (untimed(t)) {
 			ret = deliver(o, &r, t);
 			if (ret)
 				return ret;

@@ -113,6 +113,7 @@ struct report {
 	const char *flame_path;		/* --flamegraph */
 	struct flame flame;
 	bool stats;
+	bool quiet;			/* -q: no '#' lines, no warnings */
 	size_t mem_cap;
 	struct pevt_data *d;
 	struct pevt_machine *m;
@@ -2064,9 +2065,12 @@ static void print_stdio(struct report *r)
 	struct line l = { 0 };
 	int i, k;
 
-	printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
-	printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n",
-	       pevt_data__stats(r->d)->total_lost_samples);
+	/* -q: perf leaves out every '#' line, nothing else */
+	if (!r->quiet) {
+		printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n",
+		       pevt_data__stats(r->d)->total_lost_samples);
+	}
 	for (i = 0; i < r->nr_hists; i++) {
 		struct pevt_hists *h = &r->hists[i];
 		struct pevt_hist_entry **v;
@@ -2087,6 +2091,8 @@ static void print_stdio(struct report *r)
 		/* output_resort(): total * (min_percent / 100), truncated */
 		min_hit = h->total_period * (r->cc.min_percent / 100);
 		ns = convert_unit(h->nr_samples, &unit);
+		if (r->quiet)
+			goto rows;
 		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
 		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
 		printf("# %s", r->use_children ? "Children      Self" : "Overhead");
@@ -2103,6 +2109,7 @@ static void print_stdio(struct report *r)
 				putchar('.');
 		}
 		printf("\n#\n");
+rows:
 		for (j = 0; j < n; j++) {
 			const struct pevt_hist_entry *e = v[j];
 			double pct;
@@ -2145,7 +2152,8 @@ static void print_stdio(struct report *r)
 		stage_time("print");
 	}
 	free(l.p);
-	printf("#\n# (Tip: pevt report -j gives the same rows as JSON)\n#\n");
+	if (!r->quiet)
+		printf("#\n# (Tip: pevt report -j gives the same rows as JSON)\n#\n");
 }
 
 static void print_json(struct report *r)
@@ -2213,6 +2221,39 @@ static void print_json(struct report *r)
 	printf("]}\n");
 }
 
+/*
+ * perf's perf_session__warn_about_errors() after a report (perf 6.1, its
+ * stdio form): LOST records ("chunks"), more than 5% of the samples lost
+ * (LOST_SAMPLES), and records delivered older than one delivered before
+ * them -- unless an event writes backward, whose rings perf expects out
+ * of order.  Not with --stats or -q, as perf.
+ */
+static void warn_about_errors(struct report *r)
+{
+	const struct pevt_data_stats *st = pevt_data__stats(r->d);
+	uint64_t total = st->nr_unknown, samples;
+	bool backward = false;
+	uint32_t t;
+	int i;
+
+	if (r->quiet || r->stats)
+		return;
+	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+		total += st->nr[t];
+	if (st->nr[PERF_RECORD_LOST])
+		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " events and lost %" PRIu64
+			" chunks!\n\nCheck IO/CPU overload!\n\n", total, st->nr[PERF_RECORD_LOST]);
+	samples = st->nr[PERF_RECORD_SAMPLE] + st->total_lost_samples;
+	if (samples && (double)st->total_lost_samples / samples > 0.05)
+		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " samples and lost %3.2f%%!\n\n",
+			samples, 100.0 * st->total_lost_samples / samples);
+	for (i = 0; i < pevt_data__nr_evsels(r->d); i++)
+		backward |= pevt_data__evsel(r->d, i)->attr.write_backward;
+	if (st->nr_misordered && !backward)
+		fprintf(stderr, "Warning:\n%" PRIu64 " out of order events recorded.\n",
+			st->nr_misordered);
+}
+
 static void print_stats(struct report *r)
 {
 	struct pevt_data_stats *st = pevt_data__stats(r->d);
@@ -2273,6 +2314,7 @@ int do_report(int argc, char **argv)
 		{ "no-index",		no_argument,		NULL, 'X' },
 		{ "inline",		no_argument,		NULL, 'K' },
 		{ "no-inline",		no_argument,		NULL, 'L' },
+		{ "quiet",		no_argument,		NULL, 'q' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -2289,7 +2331,7 @@ int do_report(int argc, char **argv)
 
 	parse_sort(&r, "comm,dso,sym");
 	optind = 1;
-	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:Gjh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:Gjqh", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'i':
 			r.input = optarg;
@@ -2335,6 +2377,9 @@ int do_report(int argc, char **argv)
 			break;
 		case 'L':
 			r.no_inline = true;
+			break;
+		case 'q':
+			r.quiet = true;
 			break;
 		case 'T':
 			r.stats = true;
@@ -2394,7 +2439,7 @@ int do_report(int argc, char **argv)
 					     (pevt_data__is_pipe(r.d) && r.children))))
 		r.cc.caller = true;
 
-	if (pevt_data__warning(r.d))
+	if (pevt_data__warning(r.d) && !r.quiet)
 		fprintf(stderr, "Warning: %s\n", pevt_data__warning(r.d));
 	r.m = pevt_machine__new(r.d, NULL);
 	if (!r.m) {
@@ -2479,6 +2524,7 @@ int do_report(int argc, char **argv)
 		}
 	}
 	flame__exit(&r.flame);
+	warn_about_errors(&r);
 	if (r.stats)
 		print_stats(&r);
 	else if (json_output)
