@@ -224,6 +224,7 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 			d->ip = s->ip;
 			d->map_delta = s->map_delta;
 			d->first_unres = s->first_unres;
+			d->filtered = s->filtered;
 			d->seq = s->seq;
 		}
 		if (s->cc && !d->cc)

@@ -114,6 +114,12 @@ struct report {
 	struct flame flame;
 	bool stats;
 	bool quiet;			/* -q: no '#' lines, no warnings */
+	bool show_nr;			/* -n: a Samples column (the entry's own) */
+	/* --comm, --dso, --symbols (names), --pid, --tid: what is shown */
+	struct strs { char **v; int n; } f_comm, f_dso, f_sym;
+	struct ints { int32_t *v; int n; } f_pid, f_tid;
+	bool filters;			/* any of them */
+	bool relative;			/* --percentage relative */
 	size_t mem_cap;
 	struct pevt_data *d;
 	struct pevt_machine *m;
@@ -207,14 +213,132 @@ static uint64_t map_delta(const struct pevt_map *map)
 	return map && !map->identity && !map->dso->kernel ? map->start - map->pgoff : 0;
 }
 
+static bool strs_has(const struct strs *l, const char *s)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return true;
+	return false;
+}
+
+static bool ints_has(const struct ints *l, int32_t v)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i] == v)
+			return true;
+	return false;
+}
+
+/* perf's strlist of a comma separated option: each item once, in order. */
+static int strs_parse(struct strs *l, const char *arg)
+{
+	char *s = strdup(arg), *tok, *save = NULL;
+
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **v;
+
+		if (strs_has(l, tok))
+			continue;
+		v = realloc(l->v, (l->n + 1) * sizeof(*v));
+		if (!v || !(v[l->n] = strdup(tok))) {
+			l->v = v ?: l->v;
+			free(s);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->n++;
+	}
+	free(s);
+	return 0;
+}
+
+static int ints_parse(struct ints *l, const char *arg, const char *opt)
+{
+	char *s = strdup(arg), *tok, *save = NULL, *end;
+
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v = strtol(tok, &end, 10);
+		int32_t *nv;
+
+		if (*end || end == tok || v < 0 || v > INT32_MAX) {
+			p_err("%s: '%s' is not a number", opt, tok);
+			free(s);
+			return -EINVAL;
+		}
+		nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
+		if (!nv) {
+			free(s);
+			return -ENOMEM;
+		}
+		l->v = nv;
+		l->v[l->n++] = v;
+	}
+	free(s);
+	return 0;
+}
+
+static void strs_free(struct strs *l)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+/*
+ * What the filters leave out of a sample whose own entry has the full key
+ * @k (before pevt_hists__key()), of thread @t, its map's @delta
+ * (unmap_ip): perf's thread__is_filtered() and machine__resolve().  A
+ * sample without a map is not left out by --dso; --symbols matches a
+ * name or the symbol's address as "0x%llx".
+ */
+static uint8_t filter_bits(const struct report *r, const struct pevt_hist_key *k,
+			   const struct pevt_thread *t, uint64_t delta)
+{
+	uint8_t f = 0;
+
+	if (!r->filters)
+		return 0;
+	if ((r->f_comm.n && !(k->comm && strs_has(&r->f_comm, k->comm))) ||
+	    (r->f_pid.n && !(t && ints_has(&r->f_pid, t->pid))) ||
+	    (r->f_tid.n && !ints_has(&r->f_tid, k->tid)))
+		f |= PEVT_HIST_FILTER_THREAD;
+	if (r->f_dso.n && k->dso && !strs_has(&r->f_dso, k->dso->short_name) &&
+	    !strs_has(&r->f_dso, k->dso->long_name))
+		f |= PEVT_HIST_FILTER_DSO;
+	if (r->f_sym.n) {
+		bool in = false;
+
+		if (k->sym) {
+			char a[32];
+
+			snprintf(a, sizeof(a), "0x%" PRIx64, k->sym->start + delta);
+			in = strs_has(&r->f_sym, k->sym->name) || strs_has(&r->f_sym, a);
+		}
+		if (!in)
+			f |= PEVT_HIST_FILTER_SYM;
+	}
+	return f;
+}
+
 /* A new entry takes its first sample's fields. */
 static void first_seen(struct pevt_hist_entry *e, struct pevt_thread *t, char level, uint64_t ip,
-		       uint64_t delta, bool unres, uint64_t seq)
+		       uint64_t delta, bool unres, uint8_t filtered, uint64_t seq)
 {
 	if (e->level)
 		return;
 	e->level = level;
 	e->first_unres = unres;
+	e->filtered = filtered;
 	e->thread = t;
 	e->ip = ip;
 	e->map_delta = delta;
@@ -222,7 +346,8 @@ static void first_seen(struct pevt_hist_entry *e, struct pevt_thread *t, char le
 }
 
 static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k,
-				   struct pevt_thread *t, char level, uint64_t delta, uint64_t seq)
+				   struct pevt_thread *t, char level, uint64_t delta, uint8_t filtered,
+				   uint64_t seq)
 {
 	uint64_t ip = k->ip;
 	bool unres = !k->sym;
@@ -231,7 +356,7 @@ static struct pevt_hist_entry *add(struct pevt_hists *h, struct pevt_hist_key *k
 	pevt_hists__key(h, k);
 	e = pevt_hists__add(h, k);
 	if (e)
-		first_seen(e, t, level, ip, delta, unres, seq);
+		first_seen(e, t, level, ip, delta, unres, filtered, seq);
 	return e;
 }
 
@@ -464,9 +589,11 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 	struct pevt_hist_entry *e;
 	const char *comm = k->comm;
 	int32_t tid = k->tid, cpu = k->cpu;
+	/* perf: the callers cumulated take the sample's own al->filtered */
+	uint8_t filtered = filter_bits(r, k, t, delta);
 	int nr_seen = 0, i, err;
 
-	e = add(h, k, t, level, delta, w->seq);
+	e = add(h, k, t, level, delta, filtered, w->seq);
 	if (!e)
 		return -ENOMEM;
 	e->period += period;
@@ -503,7 +630,7 @@ static int account(struct worker *w, struct pevt_hists *h, struct pevt_hist_key 
 				break;
 		if (j < nr_seen)
 			continue;
-		e = add(h, &ck, t, levels[i], map_delta(map_of[i]), w->seq);
+		e = add(h, &ck, t, levels[i], map_delta(map_of[i]), filtered, w->seq);
 		if (!e)
 			return -ENOMEM;
 		e->period_acc += period;
@@ -826,6 +953,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 	struct pevt_hist_key k[DIRECT_GROUP];
 	uint64_t hash[DIRECT_GROUP], ip[DIRECT_GROUP];
 	bool unres[DIRECT_GROUP];
+	uint8_t filtered[DIRECT_GROUP];
 	size_t i0, i, n;
 
 	for (i0 = 0; i0 < b->n && !w->err; i0 += n) {
@@ -841,6 +969,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 			};
 			ip[i] = k[i].ip;
 			unres[i] = !k[i].sym;
+			filtered[i] = filter_bits(w->r, &k[i], ds->t, ds->map_delta);
 			pevt_hists__key(h, &k[i]);
 			hash[i] = pevt_hists__hash(&k[i]);
 			pevt_hists__prefetch(h, hash[i], false);
@@ -854,7 +983,7 @@ static int direct_batch(struct worker *w, const struct dbatch *b)
 
 			if (!e)
 				return -ENOMEM;
-			first_seen(e, ds->t, ds->level, ip[i], ds->map_delta, unres[i],
+			first_seen(e, ds->t, ds->level, ip[i], ds->map_delta, unres[i], filtered[i],
 				   b->seq + i0 + i);
 			e->period += ds->period;
 			e->nr_samples++;
@@ -1899,7 +2028,8 @@ static void col_widths(struct report *r, struct pevt_hist_entry **v, size_t n, u
 			/* an entry without a map still sizes nothing */
 		}
 	}
-	if (unres)
+	/* hists__set_unres_dso_col_len(): not with a --dso list */
+	if (unres && !r->f_dso.n)
 		w[PEVT_SORT_DSO] = umax(w[PEVT_SORT_DSO], 16);
 	w[PEVT_SORT_COMM] = umax(w[PEVT_SORT_COMM], comm_len);
 	w[PEVT_SORT_PID] = umax(w[PEVT_SORT_PID], comm_len + 8);
@@ -2060,17 +2190,70 @@ static unsigned long convert_unit(unsigned long v, char *unit)
 	return v;
 }
 
+/*
+ * perf's sort__setup_elide(): a --comm, --dso or --symbols of one name
+ * leaves its column out and says so ("# comm: ls"), in the sort keys'
+ * order, also with -q; with every column left out none is.  @keys: the
+ * columns shown.  Returns their number.
+ */
+static int shown_keys(const struct report *r, int *keys)
+{
+	int k, n = 0;
+
+	for (k = 0; k < r->nr_keys; k++) {
+		const struct strs *l = r->keys[k] == PEVT_SORT_COMM ? &r->f_comm :
+				       r->keys[k] == PEVT_SORT_DSO ? &r->f_dso :
+				       r->keys[k] == PEVT_SORT_SYM ? &r->f_sym : NULL;
+		const char *name = r->keys[k] == PEVT_SORT_COMM ? "comm" :
+				   r->keys[k] == PEVT_SORT_DSO ? "dso" : "symbol";
+
+		if (l && l->n == 1)
+			printf("# %s: %s\n", name, l->v[0]);
+		else
+			keys[n++] = r->keys[k];
+	}
+	if (!n)
+		for (k = 0; k < r->nr_keys; k++)
+			keys[n++] = r->keys[k];
+	return n;
+}
+
+/*
+ * The entries the filters leave in (perf's !he->filtered), moved to the
+ * front of @v; @total and @nr: the event's period and samples, or with
+ * --percentage relative those of the entries left in (perf's
+ * total_non_filtered_period, nr_non_filtered_samples: their own).
+ */
+static size_t shown_entries(const struct report *r, const struct pevt_hists *h,
+			    struct pevt_hist_entry **v, size_t n, uint64_t *total, uint64_t *nr)
+{
+	uint64_t rt = 0, rn = 0;
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (v[i]->filtered)
+			continue;
+		rt += v[i]->period;
+		rn += v[i]->nr_samples;
+		v[m++] = v[i];
+	}
+	*total = r->relative ? rt : h->total_period;
+	*nr = r->relative ? rn : h->nr_samples;
+	return m;
+}
+
 static void print_stdio(struct report *r)
 {
 	struct line l = { 0 };
-	int i, k;
+	int i, k, keys[PEVT_SORT_MAX], nr_keys;
 
-	/* -q: perf leaves out every '#' line, nothing else */
-	if (!r->quiet) {
+	/* -q: perf leaves out every '#' line but sort__setup_elide()'s */
+	if (!r->quiet)
 		printf("# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+	nr_keys = shown_keys(r, keys);
+	if (!r->quiet)
 		printf("#\n# Total Lost Samples: %" PRIu64 "\n#\n",
 		       pevt_data__stats(r->d)->total_lost_samples);
-	}
 	for (i = 0; i < r->nr_hists; i++) {
 		struct pevt_hists *h = &r->hists[i];
 		struct pevt_hist_entry **v;
@@ -2078,7 +2261,7 @@ static void print_stdio(struct report *r)
 		size_t n, j;
 		char unit;
 		unsigned long ns;
-		uint64_t min_hit;
+		uint64_t min_hit, total, nr;
 
 		if (!h->nr_samples)
 			continue;
@@ -2087,25 +2270,30 @@ static void print_stdio(struct report *r)
 		if (!v)
 			return;
 		stage_time("sort");
+		n = shown_entries(r, h, v, n, &total, &nr);
 		col_widths(r, v, n, w);
 		/* output_resort(): total * (min_percent / 100), truncated */
-		min_hit = h->total_period * (r->cc.min_percent / 100);
-		ns = convert_unit(h->nr_samples, &unit);
+		min_hit = total * (r->cc.min_percent / 100);
+		ns = convert_unit(nr, &unit);
 		if (r->quiet)
 			goto rows;
 		printf("# Samples: %lu%c of event '%s'\n", ns, unit, pevt_data__evsel(r->d, i)->name);
-		printf("# Event count (approx.): %" PRIu64 "\n#\n", h->total_period);
+		printf("# Event count (approx.): %" PRIu64 "\n#\n", total);
 		printf("# %s", r->use_children ? "Children      Self" : "Overhead");
+		if (r->show_nr)
+			printf("  %12s", "Samples");
 		/* each header is formatted into perf's 1 KiB buffer: at most 1023 wide */
-		for (k = 0; k < r->nr_keys; k++)
-			printf("  %-*s", (int)umax(0, w[r->keys[k]] < 1023 ? w[r->keys[k]] : 1023),
-			       key_header[r->keys[k]]);
+		for (k = 0; k < nr_keys; k++)
+			printf("  %-*s", (int)umax(0, w[keys[k]] < 1023 ? w[keys[k]] : 1023),
+			       key_header[keys[k]]);
 		printf("\n# %s", r->use_children ? "........  ........" : "........");
-		for (k = 0; k < r->nr_keys; k++) {
+		if (r->show_nr)
+			printf("  ............");
+		for (k = 0; k < nr_keys; k++) {
 			unsigned int x;
 
 			printf("  ");
-			for (x = 0; x < w[r->keys[k]]; x++)
+			for (x = 0; x < w[keys[k]]; x++)
 				putchar('.');
 		}
 		printf("\n#\n");
@@ -2115,8 +2303,7 @@ rows:
 			double pct;
 
 			prefetch_rows(v, j, n);
-			pct = h->total_period ?
-				100.0 * (r->use_children ? e->period_acc : e->period) / h->total_period : 0;
+			pct = total ? 100.0 * (r->use_children ? e->period_acc : e->period) / total : 0;
 			if (pct < r->percent_limit)
 				continue;
 			l.n = 0;
@@ -2124,26 +2311,30 @@ rows:
 			line_pct(&l, pct);
 			if (r->use_children) {
 				line_pad(&l, 2);
-				line_pct(&l, h->total_period ? 100.0 * e->period / h->total_period : 0);
+				line_pct(&l, total ? 100.0 * e->period / total : 0);
 			}
-			for (k = 0; k < r->nr_keys; k++) {
+			/* perf's "Samples": the entry's own samples, 0 for a caller's */
+			if (r->show_nr)
+				line_printf(&l, "  %12" PRIu64, e->nr_samples);
+			for (k = 0; k < nr_keys; k++) {
 				size_t at;
 
 				line_pad(&l, 2);
 				at = l.n;
-				line_key(&l, e, r->keys[k], w[r->keys[k]]);
+				line_key(&l, e, keys[k], w[keys[k]]);
 				/* hist_entry__snprintf_alignment(): all but the last column */
-				if (r->keys[k] == PEVT_SORT_SYM && k + 1 < r->nr_keys) {
+				if (keys[k] == PEVT_SORT_SYM && k + 1 < nr_keys) {
 					/* perf formats it in a 4 KiB buffer */
 					if (l.n - at > 4095)
 						l.n = at + 4095;
-					if (l.n - at < w[r->keys[k]])
-						line_pad(&l, w[r->keys[k]] - (l.n - at));
+					if (l.n - at < w[keys[k]])
+						line_pad(&l, w[keys[k]] - (l.n - at));
 				}
 			}
 			line_put(&l, "\n", 1);
 			fwrite_unlocked(l.p, 1, l.n, stdout);
 			if (r->use_callchain)
+				/* the graph's percentages: of the whole event, as perf's */
 				pevt_cc__fprintf(stdout, e->cc, &r->cc, h->total_period,
 						 r->use_children ? e->period_acc : e->period, min_hit);
 		}
@@ -2168,20 +2359,22 @@ static void print_json(struct report *r)
 		struct pevt_hist_entry **v;
 		size_t n, j;
 		bool first = true;
+		uint64_t total, nr;
 
 		if (!h->nr_samples)
 			continue;
 		v = pevt_hists__sorted(h, r->use_children, &n);
 		if (!v)
 			return;
+		n = shown_entries(r, h, v, n, &total, &nr);
 		printf("%s{\"event\":", i ? "," : "");
 		json_str(stdout, pevt_data__evsel(r->d, i)->name);
 		printf(",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"entries\":[",
-		       h->nr_samples, h->total_period);
+		       nr, total);
 		for (j = 0; j < n; j++) {
 			const struct pevt_hist_entry *e = v[j];
-			double self = 100.0 * e->period / h->total_period;
-			double acc = 100.0 * e->period_acc / h->total_period;
+			double self = total ? 100.0 * e->period / total : 0;
+			double acc = total ? 100.0 * e->period_acc / total : 0;
 
 			if ((r->use_children ? acc : self) < r->percent_limit)
 				continue;
@@ -2189,7 +2382,7 @@ static void print_json(struct report *r)
 			first = false;
 			if (r->use_children)
 				printf(",\"children\":%.4f", acc);
-			printf(",\"period\":%" PRIu64, e->period);
+			printf(",\"period\":%" PRIu64 ",\"samples\":%" PRIu64, e->period, e->nr_samples);
 			for (k = 0; k < r->nr_keys; k++) {
 				char buf[64];
 
@@ -2299,7 +2492,7 @@ int do_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "input",		required_argument,	NULL, 'i' },
-		{ "stdio",		no_argument,		NULL, 'S' },
+		{ "stdio",		no_argument,		NULL, 1000 },
 		{ "sort",		required_argument,	NULL, 's' },
 		{ "percent-limit",	required_argument,	NULL, 'P' },
 		{ "children",		no_argument,		NULL, 'C' },
@@ -2315,6 +2508,13 @@ int do_report(int argc, char **argv)
 		{ "inline",		no_argument,		NULL, 'K' },
 		{ "no-inline",		no_argument,		NULL, 'L' },
 		{ "quiet",		no_argument,		NULL, 'q' },
+		{ "show-nr-samples",	no_argument,		NULL, 'n' },
+		{ "comm",		required_argument,	NULL, 1001 },
+		{ "pid",		required_argument,	NULL, 1002 },
+		{ "tid",		required_argument,	NULL, 1003 },
+		{ "dso",		required_argument,	NULL, 1004 },
+		{ "symbols",		required_argument,	NULL, 'S' },
+		{ "percentage",		required_argument,	NULL, 1005 },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ 0 }
 	};
@@ -2322,7 +2522,7 @@ int do_report(int argc, char **argv)
 		.input = "perf.data", .children = -1,
 		.cc = { .mode = PEVT_CC_GRAPH_ABS, .value = PEVT_CC_PERCENT, .min_percent = 0.5 },
 	};
-	bool inverted = false;
+	bool inverted = false, g_set = false;
 	struct pevt_ordered_stats ost;
 	struct pevt_ordered_opts oo = { .sz = sizeof(oo) };
 	int opt, err, i;
@@ -2331,12 +2531,34 @@ int do_report(int argc, char **argv)
 
 	parse_sort(&r, "comm,dso,sym");
 	optind = 1;
-	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:Gjqh", opts, NULL)) >= 0) {
+	while ((opt = getopt_long(argc + 1, argv - 1, "i:s:g:GjqnS:h", opts, NULL)) >= 0) {
 		switch (opt) {
 		case 'i':
 			r.input = optarg;
 			break;
+		case 1000:
+			break;
+		case 1001:
+		case 1004:
 		case 'S':
+			if (strs_parse(opt == 1001 ? &r.f_comm : opt == 1004 ? &r.f_dso : &r.f_sym,
+				       optarg))
+				return -1;
+			r.filters = true;
+			break;
+		case 1002:
+		case 1003:
+			if (ints_parse(opt == 1002 ? &r.f_pid : &r.f_tid, optarg,
+				       opt == 1002 ? "--pid" : "--tid"))
+				return -1;
+			r.filters = true;
+			break;
+		case 1005:
+			if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
+				p_err("--percentage '%s': relative or absolute", optarg);
+				return -1;
+			}
+			r.relative = !strcmp(optarg, "relative");
 			break;
 		case 's':
 			if (parse_sort(&r, optarg))
@@ -2356,6 +2578,7 @@ int do_report(int argc, char **argv)
 			r.children = 0;
 			break;
 		case 'g':
+			g_set = true;
 			switch (pevt_cc__parse(&r.cc, optarg, &r.cc_order_set)) {
 			case 1:
 				r.callchain_none = true;
@@ -2380,6 +2603,9 @@ int do_report(int argc, char **argv)
 			break;
 		case 'q':
 			r.quiet = true;
+			break;
+		case 'n':
+			r.show_nr = true;
 			break;
 		case 'T':
 			r.stats = true;
@@ -2431,6 +2657,18 @@ int do_report(int argc, char **argv)
 	if (pevt_data__is_pipe(r.d))
 		r.use_children = false;
 	r.use_callchain = callchains && !r.callchain_none;
+	/*
+	 * perf's report__setup_sample_type(): a call graph asked for (-g,
+	 * not none) of a file without callchains is an error, nothing is
+	 * reported (perf exits 0 all the same; pevt does not).  A pipe's
+	 * attrs come later: not checked, as perf.
+	 */
+	if (g_set && !r.callchain_none && !callchains && !pevt_data__is_pipe(r.d)) {
+		fprintf(stderr, "Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.\n"
+			"Did you call 'perf record' without -g or -b?\n");
+		pevt_data__delete(r.d);
+		return -1;
+	}
 	/*
 	 * perf sets the caller order while parsing its options, when children
 	 * are still on unless --no-children: a pipe keeps that order.
@@ -2543,6 +2781,11 @@ int do_report(int argc, char **argv)
 	free(r.arena);
 	pevt_machine__delete(r.m);
 	pevt_data__delete(r.d);
+	strs_free(&r.f_comm);
+	strs_free(&r.f_dso);
+	strs_free(&r.f_sym);
+	free(r.f_pid.v);
+	free(r.f_tid.v);
 	stage_time("teardown");
 	return err ? -1 : 0;
 }

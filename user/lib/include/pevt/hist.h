@@ -41,6 +41,13 @@ struct pevt_hist_entry {
 	 * a sort key and so not in @k.
 	 */
 	bool first_unres;
+	/*
+	 * First seen: what of that sample the report's filters (--comm,
+	 * --pid, --tid, --dso, --symbols) leave out, a PEVT_HIST_FILTER_*
+	 * mask; an entry is shown if 0 (perf's he->filtered, set from its
+	 * first sample's al->filtered, also for the callers it cumulates).
+	 */
+	uint8_t filtered;
 	uint64_t period, period_acc, nr_samples;
 	struct pevt_cc_node *cc;	/* call graph, NULL: none */
 	uint64_t max_depth;		/* longest chain added to cc */
@@ -52,6 +59,10 @@ struct pevt_hist_entry {
 	 */
 	uint64_t seq;
 };
+
+#define PEVT_HIST_FILTER_THREAD	1	/* comm, pid, tid */
+#define PEVT_HIST_FILTER_DSO	2
+#define PEVT_HIST_FILTER_SYM	4
 
 struct pevt_hists {
 	struct pevt_hist_entry **v;	/* the entries [0, nr), in chunks (stable) */
