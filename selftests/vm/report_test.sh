@@ -12,6 +12,8 @@
 #   addresses (Documentation/report.md: equal rows and graph siblings in
 #   another order is a known difference);
 # - the call graphs without children, the same way.
+# - ls's rows with -n --comm ls --percentage relative, byte for byte
+#   (each file: the Samples column and a filter on both backends' files).
 # The file pevt record wrote is read by perf without a warning (that is
 # record_test's business, but this comparison needs it).
 #
@@ -127,6 +129,20 @@ compare() {
 			notok "$name: --no-children -g none differs ($(wc -l <a) and $(wc -l <b) lines)"
 			{ cmp a b; diff -U0 a b | head -40; } 2>&1 | log; log p.err q.err
 		fi
+	fi
+	# -n and a filter with relative percentages: ls's rows (more in
+	# selftests/host/report_options_test.sh)
+	nf="--no-children -g none -n --comm ls --percentage relative"
+	perf_out $f "$nf" | nomod da >a
+	pevt_out $f "$nf" | nomod db >b
+	if [ "$(cat da)" != 0 ] || [ "$(cat db)" != 0 ]; then
+		sed -i '/^# \(Overhead \|\.\.\.\.\)/d' a b
+	fi
+	if grep -q '^ .*%' a && grep -q '^# comm: ls' a && cmp -s a b; then
+		ok "$name: $nf: perf's bytes ($(wc -l <a) lines)"
+	else
+		notok "$name: $nf differs ($(wc -l <a) and $(wc -l <b) lines)"
+		{ cmp a b; diff -U0 a b | head -40; } 2>&1 | log
 	fi
 	graphs=""
 	[ "$what" = all ] && graphs="--no-children"
