@@ -2414,6 +2414,17 @@ static void print_json(struct report *r)
 	printf("]}\n");
 }
 
+/* Every record read, of any type: perf's nr_events[0] ("TOTAL events"). */
+static uint64_t nr_records(const struct pevt_data_stats *st)
+{
+	uint64_t total = st->nr_unknown;
+	uint32_t t;
+
+	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
+		total += st->nr[t];
+	return total;
+}
+
 /*
  * perf's perf_session__warn_about_errors() after a report (perf 6.1, its
  * stdio form): LOST records ("chunks"), more than 5% of the samples lost
@@ -2424,18 +2435,16 @@ static void print_json(struct report *r)
 static void warn_about_errors(struct report *r)
 {
 	const struct pevt_data_stats *st = pevt_data__stats(r->d);
-	uint64_t total = st->nr_unknown, samples;
+	uint64_t samples;
 	bool backward = false;
-	uint32_t t;
 	int i;
 
 	if (r->quiet || r->stats)
 		return;
-	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
-		total += st->nr[t];
 	if (st->nr[PERF_RECORD_LOST])
 		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " events and lost %" PRIu64
-			" chunks!\n\nCheck IO/CPU overload!\n\n", total, st->nr[PERF_RECORD_LOST]);
+			" chunks!\n\nCheck IO/CPU overload!\n\n", nr_records(st),
+			st->nr[PERF_RECORD_LOST]);
 	samples = st->nr[PERF_RECORD_SAMPLE] + st->total_lost_samples;
 	if (samples && (double)st->total_lost_samples / samples > 0.05)
 		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " samples and lost %3.2f%%!\n\n",
@@ -2450,13 +2459,10 @@ static void warn_about_errors(struct report *r)
 static void print_stats(struct report *r)
 {
 	struct pevt_data_stats *st = pevt_data__stats(r->d);
-	uint64_t total = 0;
+	uint64_t total = nr_records(st);
 	uint32_t t;
 	int i;
 
-	for (t = 0; t < PERF_RECORD_HEADER_MAX; t++)
-		total += st->nr[t];
-	total += st->nr_unknown;
 	if (json_output) {
 		printf("{\"total\":%" PRIu64 ",\"unknown\":%" PRIu64 ",\"misordered\":%" PRIu64
 		       ",\"types\":{", total, st->nr_unknown, st->nr_misordered);
