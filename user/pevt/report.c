@@ -2430,7 +2430,8 @@ static uint64_t nr_records(const struct pevt_data_stats *st)
  * stdio form): LOST records ("chunks"), more than 5% of the samples lost
  * (LOST_SAMPLES), and records delivered older than one delivered before
  * them -- unless an event writes backward, whose rings perf expects out
- * of order.  Not with --stats or -q, as perf.
+ * of order.  Not with --stats or -q, as perf, nor with --json (its
+ * stderr carries errors only, as JSON; the JSON has lost_samples).
  */
 static void warn_about_errors(struct report *r)
 {
@@ -2439,7 +2440,7 @@ static void warn_about_errors(struct report *r)
 	bool backward = false;
 	int i;
 
-	if (r->quiet || r->stats)
+	if (r->quiet || r->stats || json_output)
 		return;
 	if (st->nr[PERF_RECORD_LOST])
 		fprintf(stderr, "Warning:\nProcessed %" PRIu64 " events and lost %" PRIu64
