@@ -1794,6 +1794,18 @@ TEST_F(rec, bad_options)
 	EXPECT_NE(NULL, strstr(o.err, "--reader-nice needs a nice value -20..19, not '-21'"))
 		TH_LOG("%s", o.err);
 	out_free(&o);
+	run(&o, "%s record -p 1,2x -o x.data", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--pid: '2x' is not a number >= 1")) TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "%s record -t 0 -o x.data", pevt_bin);
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "--tid: '0' is not a number >= 1")) TH_LOG("%s", o.err);
+	out_free(&o);
+	run(&o, "%s record -t %d,2147483647 -o x.data", pevt_bin, getpid());
+	EXPECT_EQ(1, o.status);
+	EXPECT_NE(NULL, strstr(o.err, "no such thread: 2147483647")) TH_LOG("%s", o.err);
+	out_free(&o);
 	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
 	EXPECT_EQ(1, o.status);
 	EXPECT_NE(NULL, strstr(o.err, "/nonexistent/dir/x.data"));

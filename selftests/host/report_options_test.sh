@@ -9,7 +9,7 @@
 # sample, a column of one name left out with a '# comm: ls' line) with
 # --percentage absolute and relative, in the modes a perf user runs; and
 # -g on a file without callchains, which perf refuses with an error and
-# no report.
+# no report; a --pid/--tid that is not a number is an error naming it.
 # TAP output for scripts/check.sh.
 set -u
 pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
@@ -28,7 +28,7 @@ modes=("-n" "-n --no-children" "-n --no-children -g none --sort pid" "-n -g call
        "--no-children -g none --symbols SYM,malloc" "--symbols SYM --comm ls --dso libc.so.6"
        "--no-children --pid PID" "--no-children -g none --tid PID --sort pid,comm"
        "--no-children --comm sh --percentage relative" "-q --no-children -g none --comm ls")
-N=$(( 2 * ${#modes[@]} + 2 ))
+N=$(( 2 * ${#modes[@]} + 3 ))
 echo "TAP version 13"
 echo "1..$N"
 skip_all() { for i in $(seq 1 $N); do skip "report options $i" "$1"; done; exit 4; }
@@ -99,4 +99,18 @@ fi
 "$pevt" report --stdio -g none -i n.data 2>/dev/null | grep -v '(Tip' > b.out
 if grep -q '^ .*%' a.out && cmp -s a.out b.out; then ok "-g none without callchains: perf's $(wc -l < a.out) lines"
 else diff a.out b.out | head -6 | sed 's/^/# /'; nok "-g none without callchains: perf's lines"; fi
+
+# 35: --pid/--tid not a number: an error naming the option and the token
+"$pevt" report --stdio --pid 12,x -i n.data >b.out 2>b.err
+prc=$?
+"$pevt" report --stdio --tid -1 -i n.data >>b.out 2>>b.err
+trc=$?
+if [ $prc = 1 ] && [ $trc = 1 ] && [ ! -s b.out ] &&
+   grep -q "^Error: --pid: 'x' is not a number >= 0$" b.err &&
+   grep -q "^Error: --tid: '-1' is not a number >= 0$" b.err; then
+	ok "--pid 12,x / --tid -1: errors naming the option and the token, exit 1"
+else
+	sed 's/^/# /' b.err | head -4
+	nok "--pid 12,x / --tid -1: errors naming the option and the token, exit 1 (rc $prc, $trc)"
+fi
 exit $failed

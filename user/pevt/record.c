@@ -2391,40 +2391,27 @@ static int online_cpus(int **cpus)
 	return pevt_cpu_list__parse(buf, cpus);
 }
 
-static int id_list(const char *s, int **v, int *n, bool threads_of)
+/* -p: every thread of each process; -t: each thread, which must be alive. */
+static int id_list(const char *s, const char *opt, int **v, int *n, bool threads_of)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
-	int ret = 0;
+	int *ids = NULL, nr = 0, first = *n, i, ret;
 
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		long id = strtol(tok, &end, 10);
-
-		if (*end || id <= 0) {
-			p_err("invalid id '%s'", tok);
-			ret = -EINVAL;
-		} else if (threads_of) {
-			ret = proc_add_threads(id, v, n);
-			if (ret)
-				p_err("no such process: %ld", id);
-		} else {
-			int *nv = realloc(*v, (*n + 1) * sizeof(**v));
-
-			if (!nv) {
-				ret = -ENOMEM;
-				break;
-			}
-			*v = nv;
-			(*v)[(*n)++] = id;
-			if (!pid_alive(id)) {
-				p_err("no such thread: %ld", id);
+	if (!threads_of) {
+		ret = id_list_parse(s, 1, opt, v, n);
+		for (i = first; i < *n && !ret; i++)
+			if (!pid_alive((*v)[i])) {
+				p_err("no such thread: %d", (*v)[i]);
 				ret = -ESRCH;
 			}
-		}
+		return ret;
 	}
-	free(copy);
+	ret = id_list_parse(s, 1, opt, &ids, &nr);
+	for (i = 0; i < nr && !ret; i++) {
+		ret = proc_add_threads(ids[i], v, n);
+		if (ret)
+			p_err("no such process: %d", ids[i]);
+	}
+	free(ids);
 	return ret;
 }
 
@@ -2457,9 +2444,9 @@ static int setup_target(struct record *r)
 	}
 	ret = 0;
 	if (o->pid_list)
-		ret = id_list(o->pid_list, &r->threads, &r->nr_threads, true);
+		ret = id_list(o->pid_list, "--pid", &r->threads, &r->nr_threads, true);
 	if (!ret && o->tid_list)
-		ret = id_list(o->tid_list, &r->threads, &r->nr_threads, false);
+		ret = id_list(o->tid_list, "--tid", &r->threads, &r->nr_threads, false);
 	return ret;
 }
 

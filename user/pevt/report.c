@@ -30,6 +30,7 @@
 
 #include "flamegraph.h"
 #include "main.h"
+#include "target.h"
 
 #define MAX_STACK	127	/* perf report's default --max-stack */
 /* a sample's chain: the CALLCHAIN's, then as many unwound user frames */
@@ -117,7 +118,7 @@ struct report {
 	bool show_nr;			/* -n: a Samples column (the entry's own) */
 	/* --comm, --dso, --symbols (names), --pid, --tid: what is shown */
 	struct strs { char **v; int n; } f_comm, f_dso, f_sym;
-	struct ints { int32_t *v; int n; } f_pid, f_tid;
+	struct ints { int *v; int n; } f_pid, f_tid;
 	bool filters;			/* any of them */
 	bool relative;			/* --percentage relative */
 	size_t mem_cap;
@@ -253,33 +254,6 @@ static int strs_parse(struct strs *l, const char *arg)
 		}
 		l->v = v;
 		l->n++;
-	}
-	free(s);
-	return 0;
-}
-
-static int ints_parse(struct ints *l, const char *arg, const char *opt)
-{
-	char *s = strdup(arg), *tok, *save = NULL, *end;
-
-	if (!s)
-		return -ENOMEM;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long v = strtol(tok, &end, 10);
-		int32_t *nv;
-
-		if (*end || end == tok || v < 0 || v > INT32_MAX) {
-			p_err("%s: '%s' is not a number", opt, tok);
-			free(s);
-			return -EINVAL;
-		}
-		nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
-		if (!nv) {
-			free(s);
-			return -ENOMEM;
-		}
-		l->v = nv;
-		l->v[l->n++] = v;
 	}
 	free(s);
 	return 0;
@@ -2555,8 +2529,9 @@ int do_report(int argc, char **argv)
 			break;
 		case 1002:
 		case 1003:
-			if (ints_parse(opt == 1002 ? &r.f_pid : &r.f_tid, optarg,
-				       opt == 1002 ? "--pid" : "--tid"))
+			if (id_list_parse(optarg, 0, opt == 1002 ? "--pid" : "--tid",
+					  opt == 1002 ? &r.f_pid.v : &r.f_tid.v,
+					  opt == 1002 ? &r.f_pid.n : &r.f_tid.n))
 				return -1;
 			r.filters = true;
 			break;

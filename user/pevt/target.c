@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,33 @@ int workload_prepare(char **argv, const sigset_t *oldmask, bool stdout_to_stderr
 	close(ep[1]);
 	*go_fd = go[1];
 	*err_fd = ep[0];
+	return 0;
+}
+
+int id_list_parse(const char *arg, long min, const char *opt, int **v, int *n)
+{
+	char *s = strdup(arg), *tok, *save = NULL, *end;
+
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long id = strtol(tok, &end, 10);
+		int *nv;
+
+		if (*end || end == tok || id < min || id > INT_MAX) {
+			p_err("%s: '%s' is not a number >= %ld", opt, tok, min);
+			free(s);
+			return -EINVAL;
+		}
+		nv = realloc(*v, (*n + 1) * sizeof(*nv));
+		if (!nv) {
+			free(s);
+			return -ENOMEM;
+		}
+		*v = nv;
+		(*v)[(*n)++] = id;
+	}
+	free(s);
 	return 0;
 }
 

@@ -19,6 +19,11 @@ int proc_add_threads(int pid, int **v, int *n);
  */
 int workload_prepare(char **argv, const sigset_t *oldmask, bool stdout_to_stderr,
 		     pid_t *child, int *go_fd, int *err_fd);
+/*
+ * Append the comma-separated ids of @arg (each a number >= @min) to *@v
+ * (*@n entries).  -EINVAL, told naming @opt and the token; -ENOMEM.
+ */
+int id_list_parse(const char *arg, long min, const char *opt, int **v, int *n);
 /* False for a pid that is gone or a zombie. */
 bool pid_alive(int pid);
 void join_args(char *buf, size_t size, int argc, char **argv);
