@@ -11,9 +11,6 @@
 # a cpu-clock -a run counts the recorder's own samples in each file.
 # TAP output for scripts/check.sh.
 set -u
-pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
-[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
-pevt=$(realpath "$pevt")
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"

@@ -12,7 +12,6 @@ set -u
 # From build/tests/host/ or from selftests/host/.
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
-pevt=${PEVT:-$top/build/bin/pevt}
 man=$top/Documentation/man
 . "$top/selftests/host/tap.sh"
 opts_of_page() { awk -v mode=opts -f "$top/scripts/man.awk" "$1" | sort -u; }

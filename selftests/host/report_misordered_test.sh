@@ -13,10 +13,6 @@
 # on 1 and 2 threads, counts the misordered sample and says so as perf.
 # TAP output for scripts/check.sh.
 set -u
-pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
-[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
-pevt=$(realpath "$pevt")
-perf=${PERF:-$(command -v perf)}
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"

@@ -12,10 +12,6 @@
 # no report; a --pid/--tid that is not a number is an error naming it.
 # TAP output for scripts/check.sh.
 set -u
-pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
-[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
-pevt=$(realpath "$pevt")
-perf=${PERF:-$(command -v perf)}
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"

@@ -9,9 +9,6 @@
 # same columns, and say <not supported>/<not counted> where perf does.
 # TAP output for scripts/check.sh.
 set -u
-pevt=${PEVT:-$(dirname "$0")/../../bin/pevt}
-[ -x "$pevt" ] || pevt=$(dirname "$0")/../../build/bin/pevt
-perf=${PERF:-$(command -v perf)}
 top=$(cd "$(dirname "$0")/../../.." && pwd)
 [ -f "$top/user/pevt/main.c" ] || top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/selftests/host/tap.sh"

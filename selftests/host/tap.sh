@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by the host test scripts (selftests/host/*_test.sh), which set
-# $top first: TAP lines, a temporary directory removed on exit.
+# $top first: TAP lines, a temporary directory removed on exit, $pevt
+# (the build's, or $PEVT) and $perf (the host's, or $PERF; empty if none).
 n=0 failed=0
 tmp=$(mktemp -d "/tmp/pevt-${0##*/}.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export PEVT_CACHE=${PEVT_CACHE:-$top/build/cache}
+pevt=$(realpath -m "${PEVT:-$top/build/bin/pevt}")
+perf=${PERF:-$(command -v perf)}
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 nok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
 skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }

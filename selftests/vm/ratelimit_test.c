@@ -9,8 +9,9 @@
  * restored): pevt reads it from procfs at each open.  pevt must keep the
  * CPU under it: samples + lost per second of the run <= the limit (plus
  * one budget of slack per window boundary), with THROTTLE and UNTHROTTLE
- * records like perf's, and the spin must not stall (its wall time with the
- * events stays within RL_MAX_SLOWDOWN of the time without).
+ * records like perf's (UNTHROTTLE at most one budget a window), and the
+ * spin must not stall (its wall time with the events stays within
+ * RL_MAX_SLOWDOWN of the time without, in one of RL_ATTEMPTS runs).
  *
  * The same run through perf_event_open(2) is logged for comparison: perf
  * limits each event on its own (max_sample_rate / HZ per tick), so 1000
@@ -38,6 +39,7 @@
 #define RL_PAGES	128
 #define RL_WORK_NS	(300 * NSEC_PER_MSEC)
 #define RL_MAX_SLOWDOWN	4.0
+#define RL_ATTEMPTS	3		/* runs if the slowdown is over */
 #define RL_MAX_WALL	3		/* s: give up a run that crawls */
 #define RATE_PATH	"/proc/sys/kernel/perf_event_max_sample_rate"
 #define NOBODY		65534
@@ -49,6 +51,8 @@ struct rl_res {
 	double wall_bare;		/* s for the spin without events */
 	double wall_ev;			/* s spent spinning with them */
 	double wall_full;		/* s the whole spin took (or would) */
+	double wall_on;			/* s from the first enable to the last disable */
+	long switches;			/* the spinning task's context switches then */
 	int partial;			/* gave up after RL_MAX_WALL */
 };
 
@@ -152,6 +156,8 @@ static void rl_child(int stock, int n, struct rl_res *r)
 	unsigned long iters = 1;
 	void *base = MAP_FAILED;
 	int *fds, dev = -1, i;
+	struct rusage ru0, ru1;
+	__u64 t0;
 
 	memset(r, 0, sizeof(*r));
 	fds = calloc(n, sizeof(*fds));
@@ -205,11 +211,16 @@ static void rl_child(int stock, int n, struct rl_res *r)
 			goto out;
 		}
 	}
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = ts_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < n; i++)
 		ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	r->wall_full = spin(iters, base, r);
 	for (i = 0; i < n; i++)
 		ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	r->wall_on = (ts_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+	getrusage(RUSAGE_SELF, &ru1);
+	r->switches = ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw;
 	rl_count(base, r);
 out:
 	if (base != MAP_FAILED)
@@ -252,10 +263,11 @@ static void rl_log(const char *who, int n, const struct rl_res *r)
 	double rate = r->wall_ev > 0 ? (r->samples + r->lost) / r->wall_ev : 0;
 
 	fprintf(stderr, "# %-5s %d events (%d opened%s%s): %lu samples + %lu lost in %.3f s = %.0f/s "
-		"(limit %d/s), throttle %lu unthrottle %lu, spin %.3f s bare, %.3f s with events%s (x%.2f)\n",
+		"(limit %d/s), throttle %lu unthrottle %lu (%.3f s enabled, %ld switches), "
+		"spin %.3f s bare, %.3f s with events%s (x%.2f)\n",
 		who, n, r->opened, r->err ? ", error " : "", r->err ? strerror(r->err) : "",
 		r->samples, r->lost, r->wall_ev, rate, RL_RATE, r->throttle,
-		r->unthrottle, r->wall_bare, r->wall_full,
+		r->unthrottle, r->wall_on, r->switches, r->wall_bare, r->wall_full,
 		r->partial ? " (extrapolated: gave up)" : "",
 		r->wall_bare > 0 ? r->wall_full / r->wall_bare : 0);
 }
@@ -285,6 +297,7 @@ TEST_F_TIMEOUT(rl, unprivileged_1000_events, 180)
 	int saved_rate = read_int(RATE_PATH), saved_par = paranoid_get();
 	struct rl_res r;
 	double rate, slack;
+	int attempt;
 
 	if (dev < 0)
 		SKIP(return, "no %s (pevt.ko not loaded)", PEVT_DEVICE_PATH);
@@ -293,8 +306,27 @@ TEST_F_TIMEOUT(rl, unprivileged_1000_events, 180)
 	ASSERT_EQ(0, write_int(RATE_PATH, RL_RATE));
 	ASSERT_EQ(0, paranoid_set(2));
 
-	ASSERT_EQ(0, rl_run(0, n, &r));
-	rl_log("pevt", n, &r);
+	/*
+	 * The slowdown is a wall-time ratio of two spins a second apart: a
+	 * host that stops the vCPU during the second (CI runs the debug
+	 * guest beside the others; TCG) inflates it with no fault of pevt's
+	 * (CI, debug: x5.71 at 2254 samples/s, 156 us an expiry where an
+	 * idle host's runs take 31 us, x1.35-2.34).  Up to RL_ATTEMPTS
+	 * runs, each logged: an expiry that costs too much, or too many of
+	 * them, is slow in every one (a run given up after RL_MAX_WALL s is
+	 * tried again too).
+	 */
+	for (attempt = 1; attempt <= RL_ATTEMPTS; attempt++) {
+		ASSERT_EQ(0, rl_run(0, n, &r));
+		rl_log("pevt", n, &r);
+		if (r.err || r.wall_bare <= 0 ||
+		    (!r.partial && r.wall_full / r.wall_bare <= RL_MAX_SLOWDOWN))
+			break;
+		if (attempt < RL_ATTEMPTS)
+			fprintf(stderr, "# slowdown over x%.0f%s: attempt %d of %d, again\n",
+				RL_MAX_SLOWDOWN, r.partial ? " (gave up)" : "", attempt,
+				RL_ATTEMPTS);
+	}
 	fflush(stderr);
 	if (!getenv("PEVT_RATE_STOCK") || atoi(getenv("PEVT_RATE_STOCK"))) {
 		struct rl_res st;
@@ -314,6 +346,19 @@ TEST_F_TIMEOUT(rl, unprivileged_1000_events, 180)
 	EXPECT_LT(0, r.samples);
 	EXPECT_LT(0, r.throttle);
 	EXPECT_LT(0, r.unthrottle);
+	/*
+	 * The unthrottling timer takes at most one budget of events a window
+	 * (UNTHROTTLE records: the limit a second while the events are on,
+	 * +10%), not every throttled one; the task's context switches
+	 * unthrottle all its events at once, as perf's event_sched_in()
+	 * does (n each).  A timer taking every throttled event (up to n * HZ
+	 * a second: 21-28 thousand for the debug kernel's 250 events)
+	 * slowed the debug guest's spin only x2.9-3.2 in one boot, under
+	 * RL_MAX_SLOWDOWN.
+	 */
+	EXPECT_GE(RL_RATE * 1.10 * r.wall_on + n * (r.switches + 1.0), (double)r.unthrottle)
+		TH_LOG("%lu UNTHROTTLE in %.3f s, %ld context switches", r.unthrottle,
+		       r.wall_on, r.switches);
 	EXPECT_EQ(0, r.partial);
 	EXPECT_GE(RL_MAX_SLOWDOWN, r.wall_full / r.wall_bare);
 }
