@@ -337,8 +337,14 @@ TEST(rounds)
 		EXPECT_EQ(3, num(o, "rounds"));
 		TH_LOG("%s: %.3f s over 3 rounds, error mean %.4f", sk[i], num(o, "seconds"),
 		       num(o, "error_mean"));
-		EXPECT_LE(1.15, num(o, "seconds"));	/* three slices of 0.4 s */
-		EXPECT_GE(1.6, num(o, "seconds"));
+		/*
+		 * Three slices of 0.4 s, each with its enable and disable
+		 * of every event and a wakeup from its sleep: 1.39-1.48 s
+		 * in an idle CI, 1.70 s with the host busy beside the VM.
+		 * Rounds that each ran the whole duration take 3.6 s.
+		 */
+		EXPECT_LE(1.15, num(o, "seconds"));
+		EXPECT_GE(2.2, num(o, "seconds"));
 		ASSERT_EQ(4, shares(o, v, 4));
 		if (i == 1) {
 			EXPECT_LE(0.4, v[2]);	/* rotid: no task group starves */
