@@ -1760,56 +1760,47 @@ TEST_F(rec, reader_nice)
 	EXPECT_EQ(0u, fifo + other) TH_LOG("%s: %u FIFO 1, %u other", variant->drain, fifo, other);
 }
 
+/* A `pevt` command line that must exit 1 saying @msg on stderr. */
+static void __attribute__((format(printf, 3, 4)))
+refused(struct __test_metadata *_metadata, const char *msg, const char *fmt, ...)
+{
+	char cmd[1024];
+	struct out o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	run(&o, "%s", cmd);
+	EXPECT_EQ(1, o.status) TH_LOG("%s", cmd);
+	EXPECT_NE(NULL, strstr(o.err, msg)) TH_LOG("%s: %s", cmd, o.err);
+	out_free(&o);
+}
+
 TEST_F(rec, bad_options)
 {
-	struct out o;
-
-	run(&o, "%s record -o x.data", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "nothing to record"));
-	out_free(&o);
-	run(&o, "%s record -m 3 -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "power of two"));
-	out_free(&o);
-	run(&o, "%s record -e no-such-event -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "no-such-event"));
-	out_free(&o);
-	run(&o, "%s record --call-graph lbr -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "--call-graph: unknown mode 'lbr'")) TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record --call-graph dwarf,65536 -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "incorrect stack dump size (max 65528): '65536'")) TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record -r 0 -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "-r needs a SCHED_FIFO priority 1..99, not '0'"))
-		TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record --pin-readers --reader-nice -21 -o x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "--reader-nice needs a nice value -20..19, not '-21'"))
-		TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record -p 1,2x -o x.data", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "--pid: '2x' is not a number >= 1")) TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record -t 0 -o x.data", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "--tid: '0' is not a number >= 1")) TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record -t %d,2147483647 -o x.data", pevt_bin, getpid());
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "no such thread: 2147483647")) TH_LOG("%s", o.err);
-	out_free(&o);
-	run(&o, "%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
-	EXPECT_EQ(1, o.status);
-	EXPECT_NE(NULL, strstr(o.err, "/nonexistent/dir/x.data"));
-	out_free(&o);
+	refused(_metadata, "nothing to record",
+		"%s record -o x.data", pevt_bin);
+	refused(_metadata, "power of two",
+		"%s record -m 3 -o x.data -- true", pevt_bin);
+	refused(_metadata, "no-such-event",
+		"%s record -e no-such-event -o x.data -- true", pevt_bin);
+	refused(_metadata, "--call-graph: unknown mode 'lbr'",
+		"%s record --call-graph lbr -o x.data -- true", pevt_bin);
+	refused(_metadata, "incorrect stack dump size (max 65528): '65536'",
+		"%s record --call-graph dwarf,65536 -o x.data -- true", pevt_bin);
+	refused(_metadata, "-r needs a SCHED_FIFO priority 1..99, not '0'",
+		"%s record -r 0 -o x.data -- true", pevt_bin);
+	refused(_metadata, "--reader-nice needs a nice value -20..19, not '-21'",
+		"%s record --pin-readers --reader-nice -21 -o x.data -- true", pevt_bin);
+	refused(_metadata, "--pid: '2x' is not a number >= 1",
+		"%s record -p 1,2x -o x.data", pevt_bin);
+	refused(_metadata, "--tid: '0' is not a number >= 1",
+		"%s record -t 0 -o x.data", pevt_bin);
+	refused(_metadata, "no such thread: 2147483647",
+		"%s record -t %d,2147483647 -o x.data", pevt_bin, getpid());
+	refused(_metadata, "/nonexistent/dir/x.data",
+		"%s record -o /nonexistent/dir/x.data -- true", pevt_bin);
 }
 
 TEST_HARNESS_MAIN
