@@ -2528,13 +2528,14 @@ int do_report(int argc, char **argv)
 			r.filters = true;
 			break;
 		case 1002:
-		case 1003:
-			if (id_list_parse(optarg, 0, opt == 1002 ? "--pid" : "--tid",
-					  opt == 1002 ? &r.f_pid.v : &r.f_tid.v,
-					  opt == 1002 ? &r.f_pid.n : &r.f_tid.n))
+		case 1003: {
+			struct ints *l = opt == 1002 ? &r.f_pid : &r.f_tid;
+
+			if (id_list_parse(optarg, 0, opt == 1002 ? "--pid" : "--tid", &l->v, &l->n))
 				return -1;
 			r.filters = true;
 			break;
+		}
 		case 1005:
 			if (strcmp(optarg, "relative") && strcmp(optarg, "absolute")) {
 				p_err("--percentage '%s': relative or absolute", optarg);
