@@ -192,6 +192,34 @@ struct pevt_hist_entry *pevt_hists__add_hashed(struct pevt_hists *h, const struc
 	return e;
 }
 
+/* @s's samples into @dst's entry of its key (first seen: the lower seq). */
+static int merge_entry(struct pevt_hists *dst, const struct pevt_hist_entry *s)
+{
+	struct pevt_hist_entry *d = pevt_hists__add(dst, &s->k);
+
+	if (!d)
+		return -ENOMEM;
+	if (!d->level || s->seq < d->seq) {
+		d->level = s->level;
+		d->thread = s->thread;
+		d->ip = s->ip;
+		d->map_delta = s->map_delta;
+		d->first_unres = s->first_unres;
+		d->filtered = s->filtered;
+		d->seq = s->seq;
+	}
+	if (s->cc && !d->cc)
+		d->cc = s->cc;
+	else if (s->cc)
+		pevt_cc__merge(&dst->arena, d->cc, s->cc);
+	if (s->max_depth > d->max_depth)
+		d->max_depth = s->max_depth;
+	d->period += s->period;
+	d->period_acc += s->period_acc;
+	d->nr_samples += s->nr_samples;
+	return 0;
+}
+
 int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 {
 	size_t i;
@@ -208,39 +236,53 @@ int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src)
 		return 0;
 	}
 
-	for (i = 0; i < src->nr; i++) {
-		const struct pevt_hist_entry *s = entry(src, i);
-		struct pevt_hist_entry *d;
-		bool fresh;
-
-		fresh = false;
-		d = pevt_hists__add(dst, &s->k);
-		if (!d)
+	for (i = 0; i < src->nr; i++)
+		if (merge_entry(dst, entry(src, i)))
 			return -ENOMEM;
-		fresh = !d->level;
-		if (fresh || s->seq < d->seq) {
-			d->level = s->level;
-			d->thread = s->thread;
-			d->ip = s->ip;
-			d->map_delta = s->map_delta;
-			d->first_unres = s->first_unres;
-			d->filtered = s->filtered;
-			d->seq = s->seq;
-		}
-		if (s->cc && !d->cc)
-			d->cc = s->cc;
-		else if (s->cc)
-			pevt_cc__merge(&dst->arena, d->cc, s->cc);
-		if (s->max_depth > d->max_depth)
-			d->max_depth = s->max_depth;
-		d->period += s->period;
-		d->period_acc += s->period_acc;
-		d->nr_samples += s->nr_samples;
-	}
 	dst->total_period += src->total_period;
 	dst->nr_samples += src->nr_samples;
 	/* the merged graphs use src's nodes */
 	pevt_cc_arena__splice(&dst->arena, &src->arena);
+	return 0;
+}
+
+int pevt_hists__rename_comms(struct pevt_hists *h,
+			     const char *(*fn)(const struct pevt_hist_entry *e, void *ctx),
+			     void *ctx)
+{
+	struct pevt_hists n;
+	bool renamed = false;
+	size_t i;
+
+	for (i = 0; i < h->nr; i++) {
+		struct pevt_hist_entry *e = entry(h, i);
+		const char *c = e->k.comm ? fn(e, ctx) : NULL;
+
+		if (c && c != e->k.comm) {
+			e->k.comm = c;
+			renamed = true;
+		}
+	}
+	if (!renamed)
+		return 0;
+	/* the table is keyed by the old names: built again, equal entries merged */
+	pevt_hists__init(&n, h->keys, h->nr_keys);
+	n.depth_sort = h->depth_sort;
+	n.sort_threads = h->sort_threads;
+	n.sort_exact = h->sort_exact;
+	for (i = 0; i < h->nr; i++) {
+		if (merge_entry(&n, entry(h, i))) {
+			pevt_cc_arena__splice(&n.arena, &h->arena);
+			pevt_hists__exit(&n);
+			pevt_hists__exit(h);
+			return -ENOMEM;
+		}
+	}
+	n.total_period = h->total_period;
+	n.nr_samples = h->nr_samples;
+	pevt_cc_arena__splice(&n.arena, &h->arena);
+	pevt_hists__exit(h);
+	*h = n;
 	return 0;
 }
 

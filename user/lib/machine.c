@@ -238,7 +238,7 @@ static struct pevt_maps *maps_new(void)
 	return maps;
 }
 
-static int set_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s,
+static int add_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s,
 		    uint64_t time, bool exec)
 {
 	struct pevt_comm *n;
@@ -258,6 +258,24 @@ static int set_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s
 	return n[i].str ? 0 : -ENOMEM;
 }
 
+/*
+ * A thread's first comm (COMM record, or its parent's at FORK) replaces
+ * its ":tid": perf overrides the default comm in place
+ * (____thread__set_comm()), so the samples taken before it, a child's
+ * between fork and exec among them, are shown under the new name; later
+ * comms start at their time.
+ */
+static int set_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s,
+		    uint64_t time, bool exec)
+{
+	if (t->comm_set)
+		return add_comm(m, t, s, time, exec);
+	t->comm_set = true;
+	t->comms[0].str = intern(m, s);
+	t->comms[0].exec = exec;
+	return t->comms[0].str ? 0 : -ENOMEM;
+}
+
 static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32_t tid,
 				      uint64_t start)
 {
@@ -275,10 +293,11 @@ static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32
 		snprintf(buf, sizeof(buf), ":%d", tid);
 	else
 		snprintf(buf, sizeof(buf), "swapper");
-	if (set_comm(m, t, buf, 0, false)) {
+	if (add_comm(m, t, buf, 0, false)) {
 		free(t);
 		return NULL;
 	}
+	t->comm_set = !tid;	/* swapper's is set, as machine__idle_thread()'s */
 	head = &m->tids[(uint32_t)tid % TID_HASH];
 	/* Newest first per tid: a reused tid shadows the older thread. */
 	t->next = *head;
@@ -561,7 +580,8 @@ static int process_fork(struct pevt_machine *m, const struct perf_event_header *
 	t = thread_new(m, pid, tid, time);
 	if (!t)
 		return -ENOMEM;
-	if (set_comm(m, t, comm_at(parent, time), time, false))
+	/* perf's thread__fork(): the parent's comm if it has one, else ":tid" */
+	if (parent->comm_set && set_comm(m, t, comm_at(parent, time), time, false))
 		return -ENOMEM;
 	if (pid != tid) {
 		/* A new thread of the parent's process. */

@@ -1349,6 +1349,22 @@ static int direct_start(struct report *r)
 	return 0;
 }
 
+/*
+ * A thread's first comm replaces its ":tid" for the samples before it too
+ * (machine.c's set_comm(), perf's comm__override()); direct mode keyed
+ * those samples as they came, by ":tid": @e's new name, if so.
+ */
+static const char *overridden_comm(const struct pevt_hist_entry *e, void *ctx)
+{
+	const struct pevt_thread *t = e->thread;
+	char def[16];
+
+	if (!t || !t->comm_set || t->comms[0].str == e->k.comm)
+		return NULL;
+	snprintf(def, sizeof(def), ":%d", t->tid);
+	return strcmp(e->k.comm, def) ? NULL : t->comms[0].str;
+}
+
 /* The last batch, the workers' end and their histograms merged. */
 static int direct_finish(struct report *r)
 {
@@ -1381,6 +1397,8 @@ static int direct_finish(struct report *r)
 	i = workers_merge(r, dm->w, dm->nr_alloc);
 	free(dm);
 	r->direct = NULL;
+	for (n = 0; n < r->nr_hists && !i; n++)
+		i = pevt_hists__rename_comms(&r->hists[n], overridden_comm, NULL);
 	return i;
 }
 
@@ -2630,7 +2648,8 @@ int do_report(int argc, char **argv)
 	}
 	for (i = 0; i < pevt_data__nr_evsels(r.d); i++)
 		callchains |= !!(pevt_data__evsel(r.d, i)->attr.sample_type & PERF_SAMPLE_CALLCHAIN);
-	r.use_children = r.children == 1 || (r.children == -1 && callchains && !r.callchain_none);
+	/* perf cancels --children silently when there are no callchains */
+	r.use_children = callchains && (r.children == 1 || (r.children == -1 && !r.callchain_none));
 	if (r.children == -1 && r.callchain_none)
 		r.use_children = callchains;
 	/*

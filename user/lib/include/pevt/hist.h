@@ -103,6 +103,16 @@ LIBPEVT_API struct pevt_hist_entry *pevt_hists__add_hashed(struct pevt_hists *h,
 							   const struct pevt_hist_key *k,
 							   uint64_t hash);
 LIBPEVT_API int pevt_hists__merge(struct pevt_hists *dst, struct pevt_hists *src);
+/*
+ * Each entry keyed by a comm gets @fn's comm for it instead (NULL or the
+ * same: unchanged); entries that become equal are merged into the first
+ * seen (perf's collapse after a comm__override()).  On -ENOMEM @h is
+ * emptied.
+ */
+LIBPEVT_API int pevt_hists__rename_comms(struct pevt_hists *h,
+					 const char *(*fn)(const struct pevt_hist_entry *e,
+							   void *ctx),
+					 void *ctx);
 /* Entries in perf report's order; caller frees the array. */
 LIBPEVT_API struct pevt_hist_entry **pevt_hists__sorted(struct pevt_hists *h, bool children,
 							size_t *nr);

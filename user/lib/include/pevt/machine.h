@@ -76,6 +76,7 @@ struct pevt_thread {
 	uint64_t start, end;		/* lifetime: fork/first seen .. next reuse */
 	struct pevt_comm *comms;	/* by time */
 	size_t nr_comms;
+	bool comm_set;			/* comms[0] is not the default ":tid" */
 	struct pevt_maps *maps;		/* shared by the threads of a process */
 	struct pevt_thread *next;	/* same tid, older */
 };
