@@ -276,6 +276,15 @@ static int set_comm(struct pevt_machine *m, struct pevt_thread *t, const char *s
 	return t->comms[0].str ? 0 : -ENOMEM;
 }
 
+/* A new thread's comm: ":tid"; perf registers the idle task as "swapper" (machine__idle_thread()) */
+static void default_comm(char *buf, size_t size, int32_t tid)
+{
+	if (tid)
+		snprintf(buf, size, ":%d", tid);
+	else
+		snprintf(buf, size, "swapper");
+}
+
 static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32_t tid,
 				      uint64_t start)
 {
@@ -288,11 +297,7 @@ static struct pevt_thread *thread_new(struct pevt_machine *m, int32_t pid, int32
 	t->tid = tid;
 	t->start = start;
 	t->end = UINT64_MAX;
-	/* perf report registers the idle task as "swapper" (machine__idle_thread()) */
-	if (tid)
-		snprintf(buf, sizeof(buf), ":%d", tid);
-	else
-		snprintf(buf, sizeof(buf), "swapper");
+	default_comm(buf, sizeof(buf), tid);
 	if (add_comm(m, t, buf, 0, false)) {
 		free(t);
 		return NULL;
@@ -366,6 +371,16 @@ static const char *comm_at(const struct pevt_thread *t, uint64_t time)
 const char *pevt_thread__comm(const struct pevt_thread *t, uint64_t time)
 {
 	return comm_at(t, time);
+}
+
+const char *pevt_thread__renamed(const struct pevt_thread *t, const char *comm)
+{
+	char buf[32];
+
+	if (!t->comm_set || t->comms[0].str == comm)
+		return NULL;
+	default_comm(buf, sizeof(buf), t->tid);
+	return strcmp(comm, buf) ? NULL : t->comms[0].str;
 }
 
 const char *pevt_thread__last_comm(const struct pevt_thread *t)

@@ -1351,18 +1351,12 @@ static int direct_start(struct report *r)
 
 /*
  * A thread's first comm replaces its ":tid" for the samples before it too
- * (machine.c's set_comm(), perf's comm__override()); direct mode keyed
- * those samples as they came, by ":tid": @e's new name, if so.
+ * (pevt_thread__renamed()); direct mode keyed those samples as they came,
+ * by ":tid": @e's new name, if so.
  */
 static const char *overridden_comm(const struct pevt_hist_entry *e, void *ctx)
 {
-	const struct pevt_thread *t = e->thread;
-	char def[16];
-
-	if (!t || !t->comm_set || t->comms[0].str == e->k.comm)
-		return NULL;
-	snprintf(def, sizeof(def), ":%d", t->tid);
-	return strcmp(e->k.comm, def) ? NULL : t->comms[0].str;
+	return e->thread ? pevt_thread__renamed(e->thread, e->k.comm) : NULL;
 }
 
 /* The last batch, the workers' end and their histograms merged. */

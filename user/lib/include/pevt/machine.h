@@ -122,6 +122,11 @@ LIBPEVT_API struct pevt_thread *pevt_machine__find_thread(struct pevt_machine *m
 							  uint64_t time);
 LIBPEVT_API const char *pevt_thread__comm(const struct pevt_thread *t, uint64_t time);
 LIBPEVT_API const char *pevt_thread__last_comm(const struct pevt_thread *t);
+/*
+ * @comm was @t's default ":tid" and its first comm replaced it, for all
+ * its samples (perf's comm__override()): that comm; else NULL.
+ */
+LIBPEVT_API const char *pevt_thread__renamed(const struct pevt_thread *t, const char *comm);
 LIBPEVT_API void pevt_machine__resolve(struct pevt_machine *m, struct pevt_thread *t,
 				       uint8_t cpumode, uint64_t ip, uint64_t time,
 				       struct pevt_addr_loc *al);
